@@ -1,0 +1,44 @@
+// The fault the business port injects now, and for how many more requests.
+#pragma once
+
+#include "plain_http.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace demo_provider {
+
+enum class fault_mode { none, delay, drop_after_execute, late_reply, error_5xx, refuse };
+
+struct fault {
+  fault_mode mode = fault_mode::none;
+  std::chrono::milliseconds delay{0};
+};
+
+class fault_plan {
+ public:
+  // Applies a POST /__test/faults body. On a bad body returns why, and the
+  // plan stays as it was.
+  std::optional<std::string> set(const nlohmann::json& request);
+  void clear();
+
+  // The fault for one arriving business request; spends one of `count`.
+  // `refuse` acts on the listener, not on requests, so it yields `none`.
+  fault take();
+
+  bool refusing() const { return current_.mode == fault_mode::refuse; }
+  nlohmann::json to_json() const;
+
+ private:
+  fault current_;
+  std::optional<std::int64_t> remaining_;  // nullopt: until changed
+};
+
+// What error_5xx answers instead of executing.
+plain_reply injected_unavailable_reply();
+
+}  // namespace demo_provider

@@ -1,0 +1,40 @@
+// demo-provider: a booking or CRM provider stand-in for the gateway's tests.
+// main only wires the options, the credential and the server together.
+#include "options.hpp"
+#include "provider_core.hpp"
+#include "server.hpp"
+
+#include <csignal>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+
+int main(int argc, char** argv) {
+  using namespace demo_provider;
+  const parsed_options parsed = parse_options({argv + 1, static_cast<std::size_t>(argc - 1)});
+  if (parsed.help) {
+    std::cout << usage();
+    return 0;
+  }
+  if (!parsed.value) {
+    std::cerr << "demo-provider: " << parsed.error << '\n' << usage();
+    return 2;
+  }
+  const options& opts = *parsed.value;
+
+  core_config config{opts.kind, std::nullopt, opts.settle};
+  // An empty credential would make "Bearer " a valid header; treat it as unset.
+  if (const char* credential = std::getenv("DEMO_PROVIDER_CREDENTIAL"); credential && *credential)
+    config.credential = credential;
+
+  // A peer closing mid-write must be an error code, never a process kill.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  try {
+    provider_core core(std::move(config));
+    return run_server(opts, core);
+  } catch (const std::exception& e) {
+    std::cerr << "demo-provider: " << e.what() << '\n';
+    return 1;
+  }
+}

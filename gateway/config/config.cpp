@@ -1,0 +1,300 @@
+#include "config/config.hpp"
+
+#include "core/labels.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+namespace gw {
+namespace {
+
+using json = nlohmann::json;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw ConfigError(path + ": " + what);
+}
+
+// Walks one JSON object, remembering its path for errors and rejecting
+// members nobody asked for (a typo must not silently become a default).
+class Object {
+ public:
+  Object(const json& j, std::string path) : j_(j), path_(std::move(path)) {
+    if (!j_.is_object()) fail(path_, "must be an object");
+  }
+  ~Object() noexcept(false) {
+    if (std::uncaught_exceptions() > 0) return;
+    for (auto it = j_.begin(); it != j_.end(); ++it)
+      if (!seen_.count(it.key())) fail(path_ + "." + it.key(), "unknown field");
+  }
+
+  const json* get(const std::string& key) {
+    seen_.insert(key);
+    auto it = j_.find(key);
+    return it == j_.end() || it->is_null() ? nullptr : &*it;
+  }
+  std::string at(const std::string& key) const { return path_ + "." + key; }
+
+  void string(const std::string& key, std::string& out, bool required = false) {
+    auto v = get(key);
+    if (!v) {
+      if (required) fail(at(key), "is required");
+      return;
+    }
+    if (!v->is_string()) fail(at(key), "must be a string");
+    out = v->get<std::string>();
+  }
+  template <class Int>
+  void integer(const std::string& key, Int& out, std::int64_t lo, std::int64_t hi) {
+    auto v = get(key);
+    if (!v) return;
+    auto n = json_integer(*v);
+    if (!n || *n < lo || *n > hi)
+      fail(at(key), "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+    out = static_cast<Int>(*n);
+  }
+  void millis(const std::string& key, ms& out, std::int64_t lo, std::int64_t hi) {
+    std::int64_t v = out.count();
+    integer(key, v, lo, hi);
+    out = ms(v);
+  }
+  void array(const std::string& key, const std::function<void(const json&, const std::string&)>& each) {
+    auto v = get(key);
+    if (!v) return;
+    if (!v->is_array()) fail(at(key), "must be an array");
+    for (std::size_t i = 0; i < v->size(); ++i) each((*v)[i], at(key) + "[" + std::to_string(i) + "]");
+  }
+
+ private:
+  const json& j_;
+  std::string path_;
+  std::set<std::string> seen_;
+};
+
+std::string string_item(const json& v, const std::string& path) {
+  if (!v.is_string()) fail(path, "must be a string");
+  return v.get<std::string>();
+}
+
+bool is_hex_sha256(const std::string& s) {
+  return s.size() == 64 &&
+         s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+std::string env_value(const std::string& name, const std::string& path) {
+  const char* v = std::getenv(name.c_str());
+  if (!v || !*v) fail(path, "environment variable " + name + " is not set");
+  return v;
+}
+
+std::vector<StatusRange> status_ranges(const json& v, const std::string& path) {
+  if (!v.is_array()) fail(path, "must be an array of statuses or \"first-last\" ranges");
+  std::vector<StatusRange> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    auto item = path + "[" + std::to_string(i) + "]";
+    StatusRange r;
+    if (auto n = json_integer(v[i])) {
+      r.first = r.last = static_cast<unsigned>(*n);
+    } else if (v[i].is_string()) {
+      auto s = v[i].get<std::string>();
+      auto dash = s.find('-');
+      auto a = decimal_integer(s.substr(0, dash));
+      auto b = dash == std::string::npos ? a : decimal_integer(s.substr(dash + 1));
+      if (!a || !b) fail(item, "must be a status or a \"first-last\" range");
+      r.first = static_cast<unsigned>(*a);
+      r.last = static_cast<unsigned>(*b);
+    } else {
+      fail(item, "must be a status or a \"first-last\" range");
+    }
+    if (r.first < 100 || r.last > 599 || r.first > r.last) fail(item, "must lie within 100-599");
+    if (r.first <= 299 && r.last >= 200) fail(item, "2xx always means succeeded");
+    out.push_back(r);
+  }
+  return out;
+}
+
+// http://host[:port][/base] or https://...; no user info, query or fragment.
+void parse_base_url(const std::string& url, ProviderConfig& p, const std::string& path) {
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) fail(path, "must be an http:// or https:// URL");
+  auto scheme = url.substr(0, scheme_end);
+  if (scheme != "http" && scheme != "https") fail(path, "scheme must be http or https");
+  p.tls = scheme == "https";
+  auto rest = url.substr(scheme_end + 3);
+  auto slash = rest.find('/');
+  auto authority = rest.substr(0, slash);
+  p.base_path = slash == std::string::npos ? "" : rest.substr(slash);
+  while (!p.base_path.empty() && p.base_path.back() == '/') p.base_path.pop_back();
+  if (authority.empty() || authority.find('@') != std::string::npos ||
+      url.find_first_of("?# ") != std::string::npos)
+    fail(path, "must be scheme://host[:port][/path] without credentials, query or fragment");
+  auto colon = authority.rfind(':');
+  if (colon != std::string::npos && authority.find(']', colon) == std::string::npos) {
+    p.host = authority.substr(0, colon);
+    p.port = authority.substr(colon + 1);
+    auto n = decimal_integer(p.port);
+    if (!n || *n < 1 || *n > 65535) fail(path, "port must be 1-65535");
+  } else {
+    p.host = authority;
+    p.port = p.tls ? "443" : "80";
+  }
+  if (p.host.size() > 2 && p.host.front() == '[' && p.host.back() == ']')
+    p.host = p.host.substr(1, p.host.size() - 2);
+  if (p.host.empty()) fail(path, "host is empty");
+}
+
+bool is_token_char_string(const std::string& s) {
+  if (s.empty()) return false;
+  for (unsigned char c : s)
+    if (!(std::isalnum(c) || std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos))
+      return false;
+  return true;
+}
+
+ProviderConfig parse_provider(const json& j, const std::string& path) {
+  ProviderConfig p;
+  Object o(j, path);
+  o.string("name", p.name, true);
+  if (!is_label(p.name)) fail(o.at("name"), "must be a label (1-80 printable ASCII)");
+  std::string url;
+  o.string("base_url", url, true);
+  parse_base_url(url, p, o.at("base_url"));
+  std::string ca;
+  o.string("ca_file", ca);
+  if (!ca.empty()) {
+    if (!p.tls) fail(o.at("ca_file"), "only applies to https providers");
+    if (!std::ifstream(ca)) fail(o.at("ca_file"), "cannot read " + ca);
+    p.ca_file = ca;
+  }
+  if (auto c = o.get("credential")) {
+    Object co(*c, o.at("credential"));
+    co.string("header", p.credential_header);
+    co.string("prefix", p.credential_prefix);
+    co.string("env", p.credential_env, true);
+    if (!is_token_char_string(p.credential_header)) fail(co.at("header"), "must be a header name");
+    p.credential = env_value(p.credential_env, co.at("env"));
+  } else {
+    fail(o.at("credential"), "is required (the provider credential comes from an environment variable)");
+  }
+  if (o.get("protected_methods")) {
+    p.protected_methods.clear();
+    o.array("protected_methods", [&](const json& v, const std::string& item) {
+      auto m = string_item(v, item);
+      if (!is_token_char_string(m)) fail(item, "must be an HTTP method");
+      p.protected_methods.insert(m);
+    });
+  }
+  o.millis("connect_timeout_ms", p.connect_timeout, 1, 600000);
+  o.millis("request_timeout_ms", p.request_timeout, 1, 3600000);
+  o.millis("queue_timeout_ms", p.queue_timeout, 1, 600000);
+  o.millis("idle_retire_ms", p.idle_retire, 1, 3600000);
+  o.integer("max_connections", p.max_connections, 1, 10000);
+  o.integer("max_request_body_bytes", p.max_request_body_bytes, 0, 1 << 30);
+  o.integer("max_response_body_bytes", p.max_response_body_bytes, 0, 1 << 30);
+  o.integer("record_body_bytes", p.record_body_bytes, 0, 16 << 20);
+  for (auto [key, out] : {std::pair{"idempotency_header", &p.idempotency_header},
+                          {"fence_realm_header", &p.fence_realm_header},
+                          {"fence_epoch_header", &p.fence_epoch_header},
+                          {"fence_owner_header", &p.fence_owner_header}}) {
+    o.string(key, *out);
+    if (!is_token_char_string(*out)) fail(o.at(key), "must be a header name");
+  }
+  if (auto c = o.get("outcomes")) {
+    Object co(*c, o.at("outcomes"));
+    if (auto r = co.get("rejected")) p.outcomes.rejected = status_ranges(*r, co.at("rejected"));
+    if (auto n = co.get("not_executed")) p.outcomes.not_executed = status_ranges(*n, co.at("not_executed"));
+  }
+  return p;
+}
+
+}  // namespace
+
+Config parse_config(const std::string& text) {
+  auto j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw ConfigError("$: not valid JSON");
+  Config c;
+  Object root(j, "$");
+  if (auto l = root.get("listen")) {
+    Object o(*l, "$.listen");
+    o.string("address", c.listen.address);
+    o.integer("port", c.listen.port, 0, 65535);
+  }
+  if (auto d = root.get("database")) {
+    Object o(*d, "$.database");
+    std::string env;
+    o.string("url", c.database.url);
+    o.string("url_env", env);
+    if (!env.empty()) {
+      if (!c.database.url.empty()) fail("$.database", "give url or url_env, not both");
+      c.database.url = env_value(env, "$.database.url_env");
+    }
+    o.integer("pool_size", c.database.pool_size, 1, 256);
+    o.integer("connect_timeout_s", c.database.connect_timeout_s, 1, 60);
+    o.millis("statement_timeout_ms", c.database.statement_timeout, 1, 600000);
+    o.millis("lock_timeout_ms", c.database.lock_timeout, 1, 600000);
+    o.integer("queue_limit", c.database.queue_limit, 1, 1000000);
+    o.millis("queue_timeout_ms", c.database.queue_timeout, 1, 600000);
+    o.integer("max_attempts", c.database.max_attempts, 1, 100);
+    o.millis("clock_tick_ms", c.database.clock_tick, 10, 60000);
+  }
+  if (c.database.url.empty()) fail("$.database.url", "is required (or url_env)");
+  if (auto h = root.get("http")) {
+    Object o(*h, "$.http");
+    o.integer("max_body_bytes", c.http.max_body_bytes, 1, 1 << 30);
+    o.integer("max_header_bytes", c.http.max_header_bytes, 1024, 1 << 20);
+    o.millis("read_timeout_ms", c.http.read_timeout, 1, 3600000);
+    o.millis("idle_timeout_ms", c.http.idle_timeout, 1, 3600000);
+    o.integer("io_threads", c.http.io_threads, 1, 64);
+  }
+  std::set<std::string> hashes;
+  auto token_hash = [&](Object& o, std::string& out) {
+    o.string("token_sha256", out, true);
+    if (!is_hex_sha256(out)) fail(o.at("token_sha256"), "must be 64 lower-case hex digits");
+    if (!hashes.insert(out).second) fail(o.at("token_sha256"), "is used twice");
+  };
+  root.array("agents", [&](const json& v, const std::string& path) {
+    AgentToken a;
+    Object o(v, path);
+    o.string("name", a.name, true);
+    token_hash(o, a.token_sha256);
+    o.array("tenants", [&](const json& t, const std::string& item) {
+      auto tenant = string_item(t, item);
+      if (!is_label(tenant)) fail(item, "must be a label (1-80 printable ASCII)");
+      a.tenants.insert(tenant);
+    });
+    if (a.tenants.empty()) fail(o.at("tenants"), "must name at least one tenant");
+    c.agents.push_back(std::move(a));
+  });
+  root.array("operators", [&](const json& v, const std::string& path) {
+    OperatorToken t;
+    Object o(v, path);
+    o.string("name", t.name, true);
+    token_hash(o, t.token_sha256);
+    c.operators.push_back(std::move(t));
+  });
+  std::set<std::string> names;
+  root.array("providers", [&](const json& v, const std::string& path) {
+    auto p = parse_provider(v, path);
+    if (!names.insert(p.name).second) fail(path + ".name", "is used twice");
+    c.providers.push_back(std::move(p));
+  });
+  return c;
+}
+
+Config load_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return parse_config(ss.str());
+  } catch (const ConfigError& e) {
+    throw ConfigError(path + ": " + e.what());
+  }
+}
+
+}  // namespace gw

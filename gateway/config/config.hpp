@@ -1,0 +1,100 @@
+// The gateway's configuration: one JSON file, loaded once and validated at
+// start. A bad field stops the process with its JSON path in the message.
+// The format is documented in docs/configuration.md.
+#pragma once
+
+#include "core/outcome.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gw {
+
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using ms = std::chrono::milliseconds;
+
+struct ListenConfig {
+  std::string address = "127.0.0.1";
+  std::uint16_t port = 8080;
+};
+
+struct DatabaseConfig {
+  std::string url;                 // libpq connection string (resolved from url_env if given)
+  unsigned pool_size = 8;          // connections = worker threads
+  unsigned connect_timeout_s = 2;
+  ms statement_timeout{2000};
+  ms lock_timeout{1000};
+  std::size_t queue_limit = 4096;  // waiting requests beyond this answer authority_unavailable
+  ms queue_timeout{3000};          // a request that waited this long for a connection gives up
+  unsigned max_attempts = 8;       // serialization-failure retries per decision
+  ms clock_tick{250};              // how often the durable clock floor advances
+};
+
+struct HttpConfig {
+  std::size_t max_body_bytes = 1 << 20;
+  std::size_t max_header_bytes = 16 << 10;
+  ms read_timeout{10000};   // to receive one whole request once it started
+  ms idle_timeout{60000};   // keep-alive connection with no request
+  unsigned io_threads = 2;
+};
+
+struct AgentToken {
+  std::string name;
+  std::string token_sha256;  // lower-case hex
+  std::set<std::string> tenants;
+};
+
+struct OperatorToken {
+  std::string name;
+  std::string token_sha256;
+};
+
+struct ProviderConfig {
+  std::string name;
+  bool tls = false;
+  std::string host;
+  std::string port;
+  std::string base_path;  // prefix joined before the agent's upstream path; "" or "/x"
+  std::optional<std::string> ca_file;
+  std::string credential_header = "Authorization";
+  std::string credential_prefix = "Bearer ";
+  std::string credential_env;  // environment variable holding the credential
+  std::string credential;      // resolved at load
+  std::set<std::string> protected_methods{"POST", "PUT", "PATCH", "DELETE"};
+  ms connect_timeout{2000};
+  ms request_timeout{10000};
+  ms queue_timeout{2000};
+  ms idle_retire{2000};
+  std::size_t max_connections = 32;
+  std::size_t max_request_body_bytes = 1 << 20;
+  std::size_t max_response_body_bytes = 1 << 20;
+  std::size_t record_body_bytes = 64 << 10;  // response bytes kept in the ledger for replay
+  std::string idempotency_header = "Idempotency-Key";
+  std::string fence_realm_header = "Fence-Realm";
+  std::string fence_epoch_header = "Fence-Epoch";
+  std::string fence_owner_header = "Fence-Owner";
+  OutcomeRules outcomes = OutcomeRules::defaults();
+};
+
+struct Config {
+  ListenConfig listen;
+  DatabaseConfig database;
+  HttpConfig http;
+  std::vector<AgentToken> agents;
+  std::vector<OperatorToken> operators;
+  std::vector<ProviderConfig> providers;
+};
+
+// Reads and validates; throws ConfigError("$.path.to.field: what is wrong").
+Config load_config(const std::string& path);
+Config parse_config(const std::string& json_text);
+
+}  // namespace gw

@@ -1,0 +1,69 @@
+#include "core/base64url.hpp"
+
+#include <array>
+#include <cstdint>
+
+namespace gw {
+namespace {
+
+constexpr std::string_view alphabet =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+constexpr std::array<std::int8_t, 256> make_reverse() {
+  std::array<std::int8_t, 256> table{};
+  for (auto& v : table) v = -1;
+  for (std::size_t i = 0; i < alphabet.size(); ++i)
+    table[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
+  return table;
+}
+constexpr auto reverse = make_reverse();
+
+}  // namespace
+
+std::string base64url_encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() * 4 + 2) / 3);
+  std::size_t i = 0;
+  auto at = [&](std::size_t k) { return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[k])); };
+  for (; i + 3 <= bytes.size(); i += 3) {
+    std::uint32_t n = at(i) << 16 | at(i + 1) << 8 | at(i + 2);
+    out += alphabet[n >> 18 & 63];
+    out += alphabet[n >> 12 & 63];
+    out += alphabet[n >> 6 & 63];
+    out += alphabet[n & 63];
+  }
+  if (std::size_t rest = bytes.size() - i; rest == 1) {
+    std::uint32_t n = at(i) << 16;
+    out += alphabet[n >> 18 & 63];
+    out += alphabet[n >> 12 & 63];
+  } else if (rest == 2) {
+    std::uint32_t n = at(i) << 16 | at(i + 1) << 8;
+    out += alphabet[n >> 18 & 63];
+    out += alphabet[n >> 12 & 63];
+    out += alphabet[n >> 6 & 63];
+  }
+  return out;
+}
+
+std::optional<std::string> base64url_decode(std::string_view text) {
+  if (text.size() % 4 == 1) return std::nullopt;
+  std::string out;
+  out.reserve(text.size() * 3 / 4);
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (char c : text) {
+    auto v = reverse[static_cast<unsigned char>(c)];
+    if (v < 0) return std::nullopt;
+    acc = (acc << 6) | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  // Leftover bits must be zero, or two texts would decode to the same bytes.
+  if (bits > 0 && (acc & ((1u << bits) - 1)) != 0) return std::nullopt;
+  return out;
+}
+
+}  // namespace gw

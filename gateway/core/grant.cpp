@@ -1,0 +1,43 @@
+#include "core/grant.hpp"
+
+#include "core/base64url.hpp"
+#include "core/digest.hpp"
+#include "core/labels.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace gw {
+
+std::string encode_grant_token(const GrantToken& token) {
+  const auto& id = token.identity;
+  nlohmann::ordered_json j{{"realm", id.realm},   {"tenant", id.scope.tenant},
+                           {"task", id.scope.task}, {"owner", id.owner},
+                           {"epoch", id.epoch},   {"secret", token.secret}};
+  return base64url_encode(j.dump());
+}
+
+std::optional<GrantToken> decode_grant_token(std::string_view text) {
+  auto bytes = base64url_decode(text);
+  if (!bytes) return std::nullopt;
+  auto j = nlohmann::json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.size() != 6) return std::nullopt;
+  GrantToken token;
+  auto& id = token.identity;
+  for (auto [key, out] : {std::pair{"realm", &id.realm}, {"tenant", &id.scope.tenant},
+                          {"task", &id.scope.task}, {"owner", &id.owner}, {"secret", &token.secret}}) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_string()) return std::nullopt;
+    *out = it->get<std::string>();
+    if (!is_label(*out)) return std::nullopt;
+  }
+  auto epoch = j.find("epoch");
+  if (epoch == j.end()) return std::nullopt;
+  auto value = json_integer(*epoch);
+  if (!value) return std::nullopt;
+  id.epoch = *value;
+  return token;
+}
+
+std::string new_grant_secret() { return base64url_encode(random_bytes(32)); }
+
+}  // namespace gw

@@ -1,0 +1,30 @@
+// Wire value rules shared by every input: labels (SPEC section 1) and the
+// non-negative 63-bit integers used for epochs, versions, times and leases.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace gw {
+
+inline constexpr std::int64_t max_integer = std::numeric_limits<std::int64_t>::max();
+inline constexpr std::size_t max_label_length = 80;
+
+// 1 to 80 printable ASCII characters (codes 33 to 126).
+bool is_label(std::string_view value);
+
+// A JSON integer in [0, 2^63-1]. Booleans, floats (even 1.0), strings and
+// negatives are not integers.
+std::optional<std::int64_t> json_integer(const nlohmann::json& value);
+
+// A decimal header value: digits only, no sign or spaces, in [0, 2^63-1].
+std::optional<std::int64_t> decimal_integer(std::string_view text);
+
+// a + b when it stays within [0, 2^63-1].
+std::optional<std::int64_t> checked_add(std::int64_t a, std::int64_t b);
+
+}  // namespace gw

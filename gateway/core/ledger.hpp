@@ -1,0 +1,62 @@
+// The operation ledger's rules (SPEC section 3): the admission decision in
+// its fixed order, and what an outcome does to the operation and the task.
+// Pure: the store reads the rows, calls these, writes what they decide.
+#pragma once
+
+#include "core/codes.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gw {
+
+enum class OperationState { in_flight, succeeded, rejected, not_executed, unknown };
+
+std::string_view name(OperationState state);
+std::optional<OperationState> parse_operation_state(std::string_view text);
+
+// An operation already recorded under the request's Idempotency-Key.
+struct ExistingOperation {
+  std::string fingerprint;
+  OperationState state = OperationState::in_flight;
+};
+
+// The task's business state: confirmed version and the operation (if any)
+// that holds the task until its outcome is known.
+struct TaskLedger {
+  std::int64_t version = 0;
+  std::optional<std::string> open_operation;
+};
+
+struct AdmissionInput {
+  Code grant_check = Code::ok;  // check_grant's answer
+  std::optional<ExistingOperation> existing;
+  std::string_view operation_id;
+  std::string_view fingerprint;
+  TaskLedger ledger;
+  std::int64_t expected_version = 0;
+};
+
+enum class Admission {
+  reject,       // answer `code`, change nothing
+  replay,       // answer the recorded result (historical_retry)
+  admit_new,    // record a new operation in_flight
+  readmit,      // a not_executed operation goes in_flight again, same key
+};
+
+struct AdmissionDecision {
+  Admission action = Admission::reject;
+  Code code = Code::ok;
+};
+
+// grant current -> existing operation by key and fingerprint -> another
+// unresolved operation on the task -> expected version -> admit.
+AdmissionDecision decide_admission(const AdmissionInput& in);
+
+// What recording an outcome does to the task ledger.
+TaskLedger apply_outcome(const TaskLedger& ledger, std::string_view operation_id,
+                         OperationState outcome);
+
+}  // namespace gw

@@ -1,0 +1,47 @@
+// The HTTP/1.1 front door (Beast): keep-alive sessions, a fresh parser with
+// header and body limits per request, read and idle deadlines. It knows no
+// routes: every complete request goes to the Handler, whose reply may come
+// from any thread and is written back on the session's own executor.
+#pragma once
+
+#include "http/message.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace gw::http {
+
+struct ServerLimits {
+  std::size_t max_header_bytes = 16 << 10;
+  std::size_t max_body_bytes = 1 << 20;
+  std::chrono::milliseconds read_timeout{10000};
+  std::chrono::milliseconds idle_timeout{60000};
+  std::chrono::milliseconds write_timeout{10000};
+};
+
+class Server {
+ public:
+  Server(boost::asio::io_context& io, ServerLimits limits, Handler handler);
+  ~Server();
+
+  // Binds and starts accepting; returns the bound port (0 picks a free one).
+  std::uint16_t listen(const std::string& address, std::uint16_t port);
+  // Stops accepting; sessions finish the request they are in, then close.
+  void stop_accepting();
+  // Requests received whose reply has not been written yet.
+  std::size_t active_requests() const;
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace gw::http

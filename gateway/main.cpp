@@ -1,0 +1,67 @@
+// write-gateway: wiring only. Loads the config, starts the runtime, waits
+// for SIGINT/SIGTERM, stops gracefully.
+#include "config/config.hpp"
+#include "service/runtime.hpp"
+
+#include <csignal>
+#include <cstring>
+#include <iostream>
+
+namespace {
+
+int usage() {
+  std::cerr << "usage: write-gateway --config FILE [--manual-clock] [--migrate-only]\n"
+               "  --manual-clock  authority time is set only by POST /v1/admin/clock (tests)\n"
+               "  --migrate-only  apply schema migrations and exit\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config_path;
+  gw::RuntimeOptions options;
+  bool migrate_only = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--config" && i + 1 < argc) config_path = argv[++i];
+    else if (arg == "--manual-clock") options.manual_clock = true;
+    else if (arg == "--migrate-only") migrate_only = true;
+    else return usage();
+  }
+  if (config_path.empty()) return usage();
+
+  // Block the stop signals before any thread starts so only sigwait sees them;
+  // a peer closing a socket must not kill the process either.
+  std::signal(SIGPIPE, SIG_IGN);
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  try {
+    auto config = gw::load_config(config_path);
+    if (migrate_only) options.database_wait = std::chrono::milliseconds(5000);
+    gw::Runtime runtime(std::move(config), options);
+    if (migrate_only) {
+      runtime.migrate_only();
+      std::cout << "migrations applied" << std::endl;
+      return 0;
+    }
+    auto port = runtime.start();
+    std::cout << "write-gateway listening on port " << port
+              << (options.manual_clock ? " (manual clock)" : "") << std::endl;
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    std::cout << "write-gateway stopping (" << strsignal(signal) << ")" << std::endl;
+    runtime.stop();
+    return 0;
+  } catch (const gw::ConfigError& e) {
+    std::cerr << "config error: " << e.what() << std::endl;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "write-gateway: " << e.what() << std::endl;
+    return 1;
+  }
+}

@@ -1,0 +1,59 @@
+#include "service/json_body.hpp"
+
+#include "core/labels.hpp"
+#include "service/rejection.hpp"
+
+namespace gw {
+
+JsonBody::JsonBody(std::string_view text, std::set<std::string> allowed) {
+  json_ = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json_.is_discarded()) throw Rejection(Code::invalid_request, "body is not valid JSON");
+  if (!json_.is_object()) throw Rejection(Code::invalid_request, "body must be a JSON object");
+  for (auto it = json_.begin(); it != json_.end(); ++it)
+    if (!allowed.count(it.key()))
+      throw Rejection(Code::invalid_request, "unknown field '" + it.key() + "'");
+}
+
+const nlohmann::json& JsonBody::required(const std::string& key) const {
+  auto it = json_.find(key);
+  if (it == json_.end() || it->is_null())
+    throw Rejection(Code::invalid_request, "field '" + key + "' is required");
+  return *it;
+}
+
+std::string JsonBody::label(const std::string& key) const {
+  const auto& v = required(key);
+  if (!v.is_string() || !is_label(v.get_ref<const std::string&>()))
+    throw Rejection(Code::invalid_request,
+                    "field '" + key + "' must be a label: 1 to 80 printable ASCII characters (33-126)");
+  return v.get<std::string>();
+}
+
+std::int64_t JsonBody::integer(const std::string& key, std::int64_t min) const {
+  auto v = json_integer(required(key));
+  if (!v || *v < min)
+    throw Rejection(Code::invalid_request, "field '" + key + "' must be an integer from " +
+                                               std::to_string(min) + " to 9223372036854775807");
+  return *v;
+}
+
+std::string JsonBody::string(const std::string& key) const {
+  const auto& v = required(key);
+  if (!v.is_string()) throw Rejection(Code::invalid_request, "field '" + key + "' must be a string");
+  return v.get<std::string>();
+}
+
+GrantToken JsonBody::grant_token(const std::string& key) const {
+  return parse_grant_token(string(key), "field '" + key + "'");
+}
+
+GrantToken parse_grant_token(std::string_view text, std::string_view where) {
+  auto token = decode_grant_token(text);
+  if (!token)
+    throw Rejection(Code::invalid_grant,
+                    std::string(where) + " is not a grant token (base64url JSON with realm, tenant, "
+                                         "task, owner, epoch and secret)");
+  return *token;
+}
+
+}  // namespace gw

@@ -1,0 +1,124 @@
+#include "store/authority_store.hpp"
+
+#include "core/digest.hpp"
+#include "core/ownership.hpp"
+#include "store/task_snapshot.hpp"
+
+#include <pqxx/pqxx>
+
+namespace gw {
+namespace {
+
+// Grant and fence are published together: the owner row this writes is what
+// every later admission compares against.
+constexpr const char* publish_grant_sql = R"(
+WITH e AS (SELECT nextval('epoch_seq') AS epoch),
+     t AS (INSERT INTO tasks (tenant, task, owner, epoch, secret_hash, expires_at_ms, granted_at_ms)
+           SELECT $1, $2, $3, e.epoch, $4, $5, $6 FROM e
+           ON CONFLICT (tenant, task) DO UPDATE
+             SET owner = excluded.owner, epoch = excluded.epoch, secret_hash = excluded.secret_hash,
+                 expires_at_ms = excluded.expires_at_ms, granted_at_ms = excluded.granted_at_ms
+             WHERE tasks.epoch < excluded.epoch
+           RETURNING epoch),
+     l AS (INSERT INTO task_ledger (tenant, task) VALUES ($1, $2) ON CONFLICT DO NOTHING)
+SELECT epoch FROM t)";
+
+constexpr const char* sequence_exhausted = "2200H";
+
+}  // namespace
+
+ClaimResult AuthorityStore::claim(Session& s, const TaskScope& scope, const std::string& owner,
+                                  std::int64_t lease_ms) {
+  try {
+    return serializable(s, retry_, [&](pqxx::dbtransaction& tx) {
+      auto snap = read_task(tx, clock_, scope, std::nullopt);
+      auto decision = decide_claim(snap.owner, snap.now_ms, lease_ms);
+      ClaimResult r;
+      r.code = decision.code;
+      if (decision.code != Code::granted) return r;
+      GrantToken token{{snap.realm, scope, owner, 0}, new_grant_secret()};
+      auto rows = tx.exec_params(publish_grant_sql, scope.tenant, scope.task, owner,
+                                 pqxx::binarystring(sha256(token.secret)), decision.expires_at_ms,
+                                 snap.now_ms);
+      // The sequence is strictly increasing, so this never fails; if it did,
+      // no grant may be issued.
+      if (rows.size() != 1) throw std::logic_error("new epoch not above the task's fence");
+      token.identity.epoch = rows[0][0].as<std::int64_t>();
+      r.grant = token.identity;
+      r.expires_at_ms = decision.expires_at_ms;
+      r.token = encode_grant_token(token);
+      r.version = snap.ledger.version;
+      return r;
+    });
+  } catch (const pqxx::sql_error& e) {
+    if (e.sqlstate() == sequence_exhausted) return ClaimResult{Code::epoch_exhausted, {}, 0, {}, 0};
+    throw;
+  }
+}
+
+LeaseResult AuthorityStore::renew(Session& s, const TaskScope& scope, const GrantToken& token,
+                                  std::int64_t lease_ms) {
+  return serializable(s, retry_, [&](pqxx::dbtransaction& tx) {
+    auto snap = read_task(tx, clock_, scope, std::nullopt);
+    auto check = check_grant(token, snap.realm, scope, snap.owner, snap.now_ms);
+    if (check != Code::ok) return LeaseResult{check, 0};
+    auto decision = decide_renew(check, *snap.owner, snap.now_ms, lease_ms);
+    if (decision.code == Code::renewed)
+      tx.exec_params0("UPDATE tasks SET expires_at_ms = $3 WHERE tenant = $1 AND task = $2 AND epoch = $4",
+                      scope.tenant, scope.task, decision.expires_at_ms, token.identity.epoch);
+    return LeaseResult{decision.code, decision.expires_at_ms};
+  });
+}
+
+LeaseResult AuthorityStore::release(Session& s, const TaskScope& scope, const GrantToken& token) {
+  return serializable(s, retry_, [&](pqxx::dbtransaction& tx) {
+    auto snap = read_task(tx, clock_, scope, std::nullopt);
+    auto check = check_grant(token, snap.realm, scope, snap.owner, snap.now_ms);
+    auto decision = decide_release(check, snap.now_ms);
+    if (decision.code == Code::released)
+      tx.exec_params0("UPDATE tasks SET expires_at_ms = $3 WHERE tenant = $1 AND task = $2 AND epoch = $4",
+                      scope.tenant, scope.task, decision.expires_at_ms, token.identity.epoch);
+    return LeaseResult{decision.code, decision.expires_at_ms};
+  });
+}
+
+std::optional<TaskView> AuthorityStore::view(Session& s, const TaskScope& scope) {
+  return read_committed(s, [&](pqxx::dbtransaction& tx) -> std::optional<TaskView> {
+    auto snap = read_task(tx, clock_, scope, std::nullopt);
+    if (!snap.owner) return std::nullopt;
+    TaskView v{snap.realm, snap.now_ms, snap.owner->owner, snap.owner->epoch,
+               snap.owner->expires_at_ms, snap.ledger.version, snap.ledger.open_operation, {}};
+    if (v.unresolved_operation) {
+      auto state = tx.exec_params(
+          "SELECT state FROM operations WHERE tenant = $1 AND task = $2 AND op_id = $3",
+          scope.tenant, scope.task, *v.unresolved_operation);
+      if (!state.empty()) v.unresolved_state = state[0][0].as<std::string>();
+    }
+    return v;
+  });
+}
+
+Code AuthorityStore::set_manual_clock(Session& s, std::int64_t now_ms) {
+  return read_committed(s, [&](pqxx::dbtransaction& tx) {
+    auto r = tx.exec_params(
+        "UPDATE authority SET manual_now_ms = $1 WHERE manual_now_ms <= $1 RETURNING manual_now_ms",
+        now_ms);
+    return r.empty() ? Code::authority_clock_rollback : Code::ok;
+  });
+}
+
+void AuthorityStore::advance_floor(Session& s) {
+  read_committed(s, [&](pqxx::dbtransaction& tx) {
+    auto r = tx.exec(
+        "UPDATE authority SET clock_floor_ms = GREATEST(clock_floor_ms,"
+        " floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) RETURNING clock_floor_ms");
+    clock_.observe(r[0][0].as<std::int64_t>());
+    return 0;
+  });
+}
+
+void AuthorityStore::ping(Session& s) {
+  read_committed(s, [&](pqxx::dbtransaction& tx) { return tx.exec("SELECT 1").size(); });
+}
+
+}  // namespace gw

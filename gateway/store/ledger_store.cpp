@@ -1,0 +1,117 @@
+#include "store/ledger_store.hpp"
+
+#include "core/fingerprint.hpp"
+#include "core/ownership.hpp"
+
+#include <pqxx/pqxx>
+
+namespace gw {
+namespace {
+
+constexpr const char* admit_new_sql = R"(
+WITH op AS (INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target,
+                                    expected_version, upstream_key, state, attempts, created_ms, updated_ms)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'in_flight', 1, $10, $10)),
+     at AS (INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms)
+            VALUES ($1, $2, $3, 1, $11, $12, $13, $10))
+UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2)";
+
+// Recovery of a not_executed operation: same key, same fingerprint, next attempt.
+constexpr const char* readmit_sql = R"(
+WITH op AS (UPDATE operations SET state = 'in_flight', attempts = attempts + 1, updated_ms = $4
+            WHERE tenant = $1 AND task = $2 AND op_id = $3 AND state = 'not_executed'
+            RETURNING attempts),
+     at AS (INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms)
+            SELECT $1, $2, $3, op.attempts, $5, $6, $7, $4 FROM op),
+     l AS (UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2 AND EXISTS (SELECT 1 FROM op))
+SELECT attempts FROM op)";
+
+constexpr const char* outcome_sql = R"(
+WITH o AS (UPDATE operations
+           SET state = $4, updated_ms = $5, committed_version = $6, response_status = $7,
+               response_headers = $8::jsonb, response_body = $9, response_sha256 = decode($10, 'hex'),
+               response_length = $11
+           WHERE tenant = $1 AND task = $2 AND op_id = $3 AND state = 'in_flight' AND attempts = $12
+           RETURNING 1),
+     a AS (UPDATE operation_attempts SET outcome = $4, outcome_ms = $5, upstream_status = $7, detail = $13
+           WHERE tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $12 AND EXISTS (SELECT 1 FROM o))
+UPDATE task_ledger SET version = $14, open_op = $15
+WHERE tenant = $1 AND task = $2 AND EXISTS (SELECT 1 FROM o)
+RETURNING version)";
+
+}  // namespace
+
+AdmissionResult LedgerStore::admit(Session& s, const AdmissionRequest& rq) {
+  return serializable(s, retry_, [&](pqxx::dbtransaction& tx) {
+    auto snap = read_task(tx, clock_, rq.scope, rq.operation_id);
+    AdmissionInput in;
+    in.grant_check = check_grant(rq.token, snap.realm, rq.scope, snap.owner, snap.now_ms);
+    if (snap.operation)
+      in.existing = ExistingOperation{snap.operation->fingerprint, snap.operation->state};
+    in.operation_id = rq.operation_id;
+    in.fingerprint = rq.fingerprint;
+    in.ledger = snap.ledger;
+    in.expected_version = rq.expected_version;
+
+    AdmissionResult r;
+    r.decision = decide_admission(in);
+    r.realm = snap.realm;
+    r.version = snap.ledger.version;
+    const auto& id = rq.token.identity;
+    switch (r.decision.action) {
+      case Admission::reject:
+        break;
+      case Admission::replay:
+        r.recorded = std::move(snap.operation);
+        break;
+      case Admission::admit_new:
+        r.attempt = 1;
+        r.upstream_key = upstream_idempotency_key(rq.scope.tenant, rq.scope.task, rq.operation_id);
+        tx.exec_params0(admit_new_sql, rq.scope.tenant, rq.scope.task, rq.operation_id,
+                        pqxx::binarystring(rq.fingerprint), rq.method, rq.provider, rq.target,
+                        rq.expected_version, r.upstream_key, snap.now_ms, snap.realm, id.owner, id.epoch);
+        break;
+      case Admission::readmit: {
+        auto rows = tx.exec_params1(readmit_sql, rq.scope.tenant, rq.scope.task, rq.operation_id,
+                                    snap.now_ms, snap.realm, id.owner, id.epoch);
+        r.attempt = rows[0].as<int>();
+        r.upstream_key = snap.operation->upstream_key;
+        break;
+      }
+    }
+    return r;
+  });
+}
+
+OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
+                                          const GrantToken& admitted_by) {
+  return serializable(s, retry_, [&](pqxx::dbtransaction& tx) {
+    auto snap = read_task(tx, clock_, out.scope, std::nullopt);
+    auto next = apply_outcome(snap.ledger, out.operation_id, out.state);
+    std::optional<std::int64_t> committed;
+    if (out.state == OperationState::succeeded) committed = next.version;
+
+    std::optional<unsigned> status;
+    std::optional<std::string> headers, sha;
+    std::optional<std::int64_t> length;
+    std::optional<pqxx::binarystring> body;
+    if (out.response) {
+      status = out.response->status;
+      headers = out.response->headers_json;
+      sha = out.response->body_sha256;
+      length = out.response->body_length;
+      body.emplace(out.response->body);
+    }
+    auto rows = tx.exec_params(outcome_sql, out.scope.tenant, out.scope.task, out.operation_id,
+                               std::string(name(out.state)), snap.now_ms, committed, status, headers,
+                               body ? *body : pqxx::binarystring(std::string()), sha, length,
+                               out.attempt, out.detail, next.version, next.open_operation);
+    OutcomeResult r;
+    r.recorded = rows.size() == 1;
+    r.version = r.recorded ? rows[0][0].as<std::int64_t>() : snap.ledger.version;
+    r.reply_gate = check_grant(admitted_by, snap.realm, out.scope, snap.owner, snap.now_ms);
+    return r;
+  });
+}
+
+}  // namespace gw

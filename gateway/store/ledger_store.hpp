@@ -1,0 +1,69 @@
+// The operation ledger's two transactions (SPEC section 3): admission, the
+// linearization point after which a request may be forwarded, and outcome,
+// which records what the provider did. Both SERIALIZABLE; the outcome never
+// writes the owner row, so it does not turn admissions into conflicts.
+#pragma once
+
+#include "core/grant.hpp"
+#include "core/ledger.hpp"
+#include "store/authority_clock.hpp"
+#include "store/pool.hpp"
+#include "store/task_snapshot.hpp"
+#include "store/transaction.hpp"
+
+#include <optional>
+#include <string>
+
+namespace gw {
+
+struct AdmissionRequest {
+  TaskScope scope;
+  GrantToken token;
+  std::string operation_id;
+  std::string fingerprint;  // raw 32 bytes, core/fingerprint.hpp
+  std::string method;
+  std::string provider;
+  std::string target;
+  std::int64_t expected_version = 0;
+};
+
+struct AdmissionResult {
+  AdmissionDecision decision;
+  int attempt = 0;             // admitted: the attempt number now in flight
+  std::string upstream_key;    // admitted: Idempotency-Key to send upstream
+  std::string realm;
+  std::int64_t version = 0;    // the task's business version as read
+  std::optional<StoredOperation> recorded;  // replay: what to send back
+};
+
+struct OutcomeRecord {
+  TaskScope scope;
+  std::string operation_id;
+  int attempt = 0;
+  OperationState state = OperationState::unknown;
+  std::optional<RecordedResponse> response;  // the provider's reply, if one arrived
+  std::string detail;                        // why, for operators
+};
+
+struct OutcomeResult {
+  bool recorded = false;       // false: the attempt was no longer in flight
+  std::int64_t version = 0;    // the task's business version after the outcome
+  // Whether the admitting grant is still current: only then may its bearer
+  // see the result (rules 2-6 at reply time); otherwise the code to answer.
+  Code reply_gate = Code::ok;
+};
+
+class LedgerStore {
+ public:
+  LedgerStore(AuthorityClock& clock, RetryPolicy retry) : clock_(clock), retry_(retry) {}
+
+  // Both throw AuthorityUnavailable when the database cannot answer.
+  AdmissionResult admit(Session& s, const AdmissionRequest& request);
+  OutcomeResult record_outcome(Session& s, const OutcomeRecord& outcome, const GrantToken& admitted_by);
+
+ private:
+  AuthorityClock& clock_;
+  RetryPolicy retry_;
+};
+
+}  // namespace gw

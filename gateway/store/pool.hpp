@@ -1,0 +1,97 @@
+// Database connections and the threads that own them. Each worker thread
+// owns one Session (one libpqxx connection, libpqxx's threading model) and
+// runs queued jobs on it, so no Asio I/O thread ever waits on PostgreSQL.
+#pragma once
+
+#include <pqxx/pqxx>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+
+namespace gw {
+
+struct SessionOptions {
+  std::string url;  // libpq keyword/value string or postgres:// URI
+  unsigned connect_timeout_s = 2;
+  std::chrono::milliseconds statement_timeout{2000};
+  std::chrono::milliseconds lock_timeout{1000};
+  // After a failed connect, other sessions fail fast for this long instead of
+  // each waiting out connect_timeout against a database that is down.
+  std::chrono::milliseconds reconnect_backoff{200};
+};
+
+// One connection, opened on first use and replaced (never reused) after it
+// breaks: a reconnect would lose session settings and prepared statements.
+class Session {
+ public:
+  Session(const SessionOptions& options, std::shared_ptr<std::atomic<std::int64_t>> last_failure);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Throws pqxx::broken_connection when the database cannot be reached.
+  pqxx::connection& connection();
+  void discard();
+
+ private:
+  const SessionOptions& options_;
+  std::shared_ptr<std::atomic<std::int64_t>> last_failure_;
+  std::unique_ptr<pqxx::connection> connection_;
+};
+
+struct PoolOptions {
+  SessionOptions session;
+  unsigned size = 8;
+  std::size_t queue_limit = 4096;
+  std::chrono::milliseconds queue_timeout{3000};
+};
+
+class Pool {
+ public:
+  // Exactly one of `run` (on a worker, with its session) or `reject` (queue
+  // full, waited too long, or shutting down) is called. Neither may throw.
+  struct Job {
+    std::function<void(Session&)> run;
+    std::function<void()> reject;
+  };
+
+  explicit Pool(PoolOptions options);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  void submit(Job job);
+  // Stops taking jobs, rejects those queued, joins the workers.
+  void stop();
+
+  std::size_t queued() const;
+  std::size_t busy() const { return busy_.load(); }
+  std::size_t size() const { return workers_.size(); }
+
+ private:
+  struct Queued {
+    Job job;
+    std::chrono::steady_clock::time_point since;
+  };
+  void work();
+
+  PoolOptions options_;
+  std::shared_ptr<std::atomic<std::int64_t>> last_failure_;
+  mutable std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Queued> queue_;
+  bool stopping_ = false;
+  std::atomic<std::size_t> busy_{0};
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace gw

@@ -1,0 +1,26 @@
+// Implementation of gw::read_committed (included by authority_store.hpp).
+#pragma once
+
+#include <pqxx/pqxx>
+
+namespace gw {
+
+template <class Fn>
+auto read_committed(Session& session, Fn&& fn) -> decltype(fn(std::declval<pqxx::dbtransaction&>())) {
+  try {
+    pqxx::work tx(session.connection());
+    auto result = fn(static_cast<pqxx::dbtransaction&>(tx));
+    tx.commit();
+    return result;
+  } catch (const std::exception& e) {
+    switch (classify_failure(e)) {
+      case FailureKind::bug:
+        throw;
+      default:
+        session.discard();
+        throw AuthorityUnavailable(e.what());
+    }
+  }
+}
+
+}  // namespace gw

@@ -1,0 +1,55 @@
+#include "store/task_snapshot.hpp"
+
+#include <pqxx/pqxx>
+
+namespace gw {
+
+TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const TaskScope& scope,
+                       const std::optional<std::string>& operation_id) {
+  // The operation join matches nothing when there is no key ($3 NULL).
+  const std::string sql =
+      "SELECT a.realm, " + clock.now_sql(4) +
+      ", t.owner, t.epoch, t.secret_hash, t.expires_at_ms,"
+      " l.version, l.open_op,"
+      " o.fingerprint, o.state, o.attempts, o.upstream_key, o.committed_version,"
+      " o.response_status, o.response_headers::text, o.response_body,"
+      " encode(o.response_sha256, 'hex'), o.response_length"
+      " FROM authority a"
+      " LEFT JOIN tasks t ON t.tenant = $1 AND t.task = $2"
+      " LEFT JOIN task_ledger l ON l.tenant = $1 AND l.task = $2"
+      " LEFT JOIN operations o ON o.tenant = $1 AND o.task = $2 AND o.op_id = $3";
+  auto row = tx.exec_params1(sql, scope.tenant, scope.task, operation_id, clock.high_water());
+  TaskSnapshot s;
+  s.realm = row[0].as<std::string>();
+  s.now_ms = row[1].as<std::int64_t>();
+  clock.observe(s.now_ms);
+  if (!row[2].is_null()) {
+    s.owner = OwnerRow{row[2].as<std::string>(), row[3].as<std::int64_t>(),
+                       pqxx::binarystring(row[4]).str(), row[5].as<std::int64_t>()};
+  }
+  if (!row[6].is_null()) {
+    s.ledger.version = row[6].as<std::int64_t>();
+    s.ledger.open_operation = row[7].as<std::optional<std::string>>();
+  }
+  if (!row[8].is_null()) {
+    StoredOperation op;
+    op.fingerprint = pqxx::binarystring(row[8]).str();
+    op.state = parse_operation_state(row[9].as<std::string>()).value();
+    op.attempts = row[10].as<int>();
+    op.upstream_key = row[11].as<std::string>();
+    op.committed_version = row[12].as<std::optional<std::int64_t>>();
+    if (!row[13].is_null()) {
+      RecordedResponse r;
+      r.status = row[13].as<unsigned>();
+      r.headers_json = row[14].as<std::string>("[]");
+      if (!row[15].is_null()) r.body = pqxx::binarystring(row[15]).str();
+      r.body_sha256 = row[16].as<std::string>("");
+      r.body_length = row[17].as<std::int64_t>(0);
+      op.response = std::move(r);
+    }
+    s.operation = std::move(op);
+  }
+  return s;
+}
+
+}  // namespace gw

@@ -1,0 +1,47 @@
+// One round trip that reads everything a decision about a task needs: the
+// realm, authority time, the owner row, the task's ledger row and (for the
+// ledger) the operation under the request's key. Point reads by primary key
+// keep SERIALIZABLE predicate locks narrow.
+#pragma once
+
+#include "core/grant.hpp"
+#include "core/ledger.hpp"
+#include "core/ownership.hpp"
+#include "store/authority_clock.hpp"
+
+#include <pqxx/pqxx>
+
+#include <optional>
+#include <string>
+
+namespace gw {
+
+struct RecordedResponse {
+  unsigned status = 0;
+  std::string headers_json;  // [[name, value], ...]
+  std::string body;
+  std::string body_sha256;   // of the whole provider body, hex
+  std::int64_t body_length = 0;
+};
+
+struct StoredOperation {
+  std::string fingerprint;  // raw 32 bytes
+  OperationState state = OperationState::in_flight;
+  int attempts = 0;
+  std::string upstream_key;
+  std::optional<std::int64_t> committed_version;
+  std::optional<RecordedResponse> response;
+};
+
+struct TaskSnapshot {
+  std::string realm;
+  std::int64_t now_ms = 0;
+  std::optional<OwnerRow> owner;
+  TaskLedger ledger;
+  std::optional<StoredOperation> operation;
+};
+
+TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const TaskScope& scope,
+                       const std::optional<std::string>& operation_id);
+
+}  // namespace gw

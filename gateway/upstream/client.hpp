@@ -1,0 +1,101 @@
+// The upstream HTTP client: pooled keep-alive connections to providers, with
+// deadlines, and an exact answer to "did any byte of the request leave?".
+// That answer decides not_executed (safe to retry) versus unknown (held), so
+// it is counted from what the socket accepted, never guessed (SPEC 3).
+// No Asio or Beast here: they stay in this library's .cpp files.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace gw::upstream {
+
+// One provider's connection settings. Pools are keyed by name+host+port+tls;
+// max_connections, idle_retire and ca_file are taken from the first send for a
+// key, the per-request limits (timeouts, body limit) from every send.
+struct Endpoint {
+  std::string name;  // pool key + logs
+  bool tls = false;
+  std::string host, port;
+  std::optional<std::string> ca_file;  // custom CA bundle (PEM); otherwise system trust store
+  std::chrono::milliseconds connect_timeout{2000};   // DNS + TCP connect + TLS handshake
+  std::chrono::milliseconds request_timeout{10000};  // whole exchange after a connection is obtained: write + read reply
+  std::size_t max_connections = 16;                  // concurrent exchanges per endpoint; excess requests queue
+  std::chrono::milliseconds queue_timeout{2000};     // max wait for a connection slot (nothing sent)
+  std::chrono::milliseconds idle_retire{2000};       // pooled idle connections older than this are closed, never reused
+  std::size_t max_response_body = 1 << 20;
+};
+
+struct Header {
+  std::string name, value;
+};
+
+struct Request {
+  std::string method;
+  std::string target;
+  std::vector<Header> headers;  // written in order; Host is added when absent
+  std::string body;             // Content-Length is always computed from this
+};
+
+struct Response {
+  unsigned status = 0;
+  std::vector<Header> headers;  // in order, names as the provider spelled them
+  std::string body;             // de-chunked bytes, exactly
+};
+
+// Where the exchange stopped. Everything before write_failed_unsent means no
+// request byte left this process; the last two mean at least one did.
+enum class Failure {
+  none,
+  queue_timeout,        // no connection slot in time, or the client shut down
+  connect_failed,       // DNS, TCP connect, or the connect deadline
+  tls_failed,           // handshake or certificate verification
+  write_failed_unsent,  // the write failed with 0 bytes accepted, or the request was malformed
+  failed_after_send,    // timeout, reset, EOF or a malformed reply after >= 1 byte was sent
+  response_too_large,   // body over max_response_body or header over 64 KiB
+};
+
+struct Result {
+  std::optional<Response> response;  // set iff failure == none
+  Failure failure = Failure::none;
+  bool request_bytes_sent = false;   // true once ANY byte of the request was accepted by the socket/TLS layer
+  std::string detail;                // human text for logs
+};
+
+namespace detail {
+class client_state;
+}
+
+class Client {
+ public:
+  explicit Client(boost::asio::io_context& io);
+  ~Client();  // shutdown(); in-flight exchanges still complete their callbacks
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Thread-safe. done() runs on an io_context thread, exactly once, never
+  // inside send(). A sent request is never resent by the client.
+  void send(const Endpoint& endpoint, Request request, std::function<void(Result)> done);
+
+  // Stops accepting (later sends fail as queue_timeout, unsent), closes idle
+  // connections and fails queued requests; in-flight exchanges finish or hit
+  // their deadline.
+  void shutdown();
+
+ private:
+  std::unique_ptr<detail::client_state> state_;
+};
+
+std::string_view to_string(Failure);
+
+}  // namespace gw::upstream

@@ -1,0 +1,137 @@
+// Opening, checking and closing one upstream connection (see connection.hpp).
+#include "upstream/connection.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+namespace gw::upstream::detail {
+
+connection::connection(const strand_type& strand, std::shared_ptr<net::ssl::context> tls)
+    : tls_context_(std::move(tls)),
+      transport_(strand, tls_context_.get()),
+      resolver_(strand),
+      deadline_(strand) {}
+
+void connection::connect(const Endpoint& endpoint, connect_handler done) {
+  connecting_ = std::move(done);
+  host_ = endpoint.host;
+  port_ = endpoint.port;
+  stage_ = stage::resolving;
+  arm_deadline(endpoint.connect_timeout);
+  resolver_.async_resolve(host_, port_,
+                          [self = shared_from_this()](error_code ec, resolver_type::results_type results) {
+                            self->on_resolved(ec, results);
+                          });
+}
+
+void connection::on_resolved(error_code ec, const resolver_type::results_type& results) {
+  if (!connecting_) return;  // the deadline already answered
+  if (ec) return finish_connect(Failure::connect_failed, "cannot resolve " + host_ + ": " + ec.message());
+  stage_ = stage::connecting;
+  net::async_connect(transport_.socket(), results,
+                     [self = shared_from_this()](error_code ec, const net::ip::tcp::endpoint&) {
+                       self->on_connected(ec);
+                     });
+}
+
+void connection::on_connected(error_code ec) {
+  if (!connecting_) return;
+  if (ec) {
+    return finish_connect(Failure::connect_failed,
+                          "cannot connect to " + host_ + ":" + port_ + ": " + ec.message());
+  }
+  // Requests are small and latency-bound; Nagle would hold a body segment
+  // back waiting for the ACK of the headers.
+  transport_.socket().set_option(net::ip::tcp::no_delay(true), ec);
+  auto* tls = transport_.tls();
+  if (!tls) return finish_connect(Failure::none, {});
+
+  stage_ = stage::handshaking;
+  error_code not_an_address;
+  net::ip::make_address(host_, not_an_address);
+  // SNI carries names only (RFC 6066); an IP literal is verified against the
+  // certificate's IP SANs instead.
+  if (not_an_address && SSL_set_tlsext_host_name(tls->native_handle(), host_.c_str()) != 1)
+    return finish_connect(Failure::tls_failed, "cannot set TLS server name " + host_);
+  tls->set_verify_mode(net::ssl::verify_peer, ec);
+  if (!ec) tls->set_verify_callback(net::ssl::host_name_verification(host_), ec);
+  if (ec) return finish_connect(Failure::tls_failed, "cannot set up TLS verification: " + ec.message());
+  tls->async_handshake(net::ssl::stream_base::client,
+                       [self = shared_from_this()](error_code ec) { self->on_handshake(ec); });
+}
+
+void connection::on_handshake(error_code ec) {
+  if (!connecting_) return;
+  if (!ec) return finish_connect(Failure::none, {});
+  std::string detail = "TLS handshake with " + host_ + ":" + port_ + " failed: " + ec.message();
+  long verify = SSL_get_verify_result(transport_.tls()->native_handle());
+  if (verify != X509_V_OK) detail += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
+  finish_connect(Failure::tls_failed, std::move(detail));
+}
+
+void connection::finish_connect(Failure failure, std::string detail) {
+  auto done = std::move(connecting_);
+  connecting_ = nullptr;
+  disarm_deadline();
+  if (failure != Failure::none) close();
+  done(failure, std::move(detail));
+}
+
+void connection::arm_deadline(std::chrono::milliseconds timeout) {
+  timed_out_ = false;
+  auto generation = ++deadline_generation_;
+  deadline_.expires_after(timeout);
+  deadline_.async_wait([self = shared_from_this(), generation](error_code ec) {
+    // A cancelled timer, or one re-armed since, may still deliver a stale
+    // success: the generation tells them apart.
+    if (ec || generation != self->deadline_generation_) return;
+    self->on_deadline();
+  });
+}
+
+void connection::disarm_deadline() {
+  ++deadline_generation_;
+  deadline_.cancel();
+}
+
+void connection::on_deadline() {
+  timed_out_ = true;
+  if (connecting_) {
+    const char* what = stage_ == stage::resolving    ? "resolving "
+                       : stage_ == stage::connecting ? "connecting to "
+                                                     : "TLS handshake with ";
+    return finish_connect(stage_ == stage::handshaking ? Failure::tls_failed : Failure::connect_failed,
+                          std::string(what) + host_ + ":" + port_ + " timed out (connect_timeout)");
+  }
+  close();
+}
+
+bool connection::peer_closed() {
+  auto& socket = transport_.socket();
+  if (!socket.is_open()) return true;
+  error_code ec;
+  // Bytes waiting on an idle HTTP/1.1 connection are never good news: a 408,
+  // a TLS close_notify, or garbage. Any of them makes it unusable.
+  if (socket.available(ec) > 0 || ec) return true;
+  socket.non_blocking(true, ec);
+  if (ec) return true;
+  char byte = 0;
+  socket.receive(net::buffer(&byte, 1), socket_type::message_peek, ec);
+  error_code ignored;
+  socket.non_blocking(false, ignored);
+  // would_block is the only answer of a live, quiet connection; EOF (FIN),
+  // a reset or a byte all mean "do not reuse".
+  return ec != net::error::would_block && ec != net::error::try_again;
+}
+
+void connection::close() {
+  resolver_.cancel();
+  error_code ignored;
+  transport_.socket().close(ignored);
+}
+
+}  // namespace gw::upstream::detail

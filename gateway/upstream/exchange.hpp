@@ -1,0 +1,25 @@
+// One request/response exchange on an open connection: write the request,
+// read one final response, and say whether the connection may be reused.
+#pragma once
+
+#include "upstream/client.hpp"
+
+#include <functional>
+#include <memory>
+
+namespace gw::upstream::detail {
+
+class connection;
+
+// `reusable` is true only after a complete response with keep-alive
+// semantics on both sides and nothing unread behind it.
+using exchange_handler = std::function<void(Result result, bool reusable)>;
+
+// Runs under endpoint.request_timeout (write + read) and completes on the
+// connection's strand, never inline. `request` must have passed
+// request_problem(). On any failure the connection is closed; a request that
+// reached the socket is never written a second time.
+void run_exchange(std::shared_ptr<connection> conn, Request request, const Endpoint& endpoint,
+                  exchange_handler done);
+
+}  // namespace gw::upstream::detail

@@ -1,0 +1,65 @@
+// Request checks and defaults (see request_rules.hpp).
+#include "upstream/request_rules.hpp"
+
+#include <algorithm>
+
+namespace gw::upstream::detail {
+namespace {
+
+bool is_tchar(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+bool is_token(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar); }
+
+// Field values may hold HTAB, visible ASCII and obs-text; never CR, LF, NUL
+// or other controls.
+bool is_field_value(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return u == '\t' || (u >= 0x20 && u != 0x7f);
+  });
+}
+
+bool is_target(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return u > 0x20 && u != 0x7f;
+  });
+}
+
+}  // namespace
+
+bool iequals(std::string_view a, std::string_view b) {
+  auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; };
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return lower(x) == lower(y); });
+}
+
+std::string request_problem(const Request& request) {
+  if (!is_token(request.method)) return "invalid method";
+  if (!is_target(request.target)) return "invalid request target";
+  for (const auto& header : request.headers) {
+    if (!is_token(header.name)) return "invalid header name";
+    if (!is_field_value(header.value)) return "invalid value for header " + header.name;
+  }
+  return {};
+}
+
+std::string default_host(const Endpoint& endpoint) {
+  std::string host = endpoint.host.find(':') != std::string::npos ? "[" + endpoint.host + "]" : endpoint.host;
+  const std::string_view default_port = endpoint.tls ? "443" : "80";
+  if (endpoint.port.empty() || endpoint.port == default_port) return host;
+  return host + ":" + endpoint.port;
+}
+
+bool needs_content_length(std::string_view method, std::size_t body_size) {
+  return body_size > 0 || method == "POST" || method == "PUT" || method == "PATCH";
+}
+
+bool is_framing_header(std::string_view name) {
+  return iequals(name, "Content-Length") || iequals(name, "Transfer-Encoding");
+}
+
+}  // namespace gw::upstream::detail

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# THE test command: scripts/test.sh [release|asan|all]   (default: all)
+# Builds the tree(s), starts a private PostgreSQL in build/test-pg on a free port, runs ctest in
+# each tree, stops PostgreSQL, and exits non-zero if any tree failed.
+#
+# Tests find their environment in:
+#   GATEWAY_TEST_PG         libpq connection string of the shared test PostgreSQL
+#   GATEWAY_TEST_PG_SCRIPT  absolute path of scripts/pg.sh (fault tests run private clusters)
+#   GATEWAY_TEST_REPO       absolute repo root (config/, schema/, fixtures)
+#   GATEWAY_TEST_BIN_DIR    the tree's bin/ (write-gateway, demo-provider)
+set -euo pipefail
+
+repo=$(cd "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+which=${1:-all}
+case $which in
+  release) trees=(release) ;;
+  asan) trees=(asan) ;;
+  all) trees=(release asan) ;;
+  *) echo "usage: $0 [release|asan|all]" >&2; exit 2 ;;
+esac
+
+scripts/build.sh "$which"
+
+# Durability is irrelevant for throwaway clusters, and commits without fsync are much faster.
+# Exported: the fault tests' own clusters (started via pg.sh) get the same settings.
+export PG_EXTRA_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+pgdir=$repo/build/test-pg
+
+ctest_pid=
+trap 'scripts/pg.sh stop "$pgdir" || true' EXIT
+# ctest runs in the background, in its own process group, so that INT/TERM reach these traps at
+# once (bash delays traps until a foreground child exits) and stopping it also stops the tests
+# it started; then the EXIT trap stops PostgreSQL.
+trap '[ -z "$ctest_pid" ] || kill -TERM -- "-$ctest_pid" 2>/dev/null; exit 130' INT
+trap '[ -z "$ctest_pid" ] || kill -TERM -- "-$ctest_pid" 2>/dev/null; exit 143' TERM
+
+# Fresh cluster every run, so no test depends on what an earlier run left behind.
+scripts/pg.sh destroy "$pgdir"
+
+port_in_use() { [ -n "$(ss -ltnH "sport = :$1")" ]; }
+
+# First port from 55433 up that nothing listens on; retry on the next one if we lose a race.
+port=55433
+started=0
+while [ "$port" -lt 55533 ]; do
+  if ! port_in_use "$port" && scripts/pg.sh start "$pgdir" "$port"; then
+    started=1
+    break
+  fi
+  port=$((port + 1))
+done
+[ "$started" = 1 ] || { echo "test.sh: could not start PostgreSQL on ports 55433-55532" >&2; exit 1; }
+
+export GATEWAY_TEST_PG
+GATEWAY_TEST_PG=$(scripts/pg.sh url "$pgdir" "$port")
+export GATEWAY_TEST_PG_SCRIPT=$repo/scripts/pg.sh
+export GATEWAY_TEST_REPO=$repo
+# A UBSan report (fatal: -fno-sanitize-recover) is far easier to act on with its stack.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+
+declare -A result=()
+failed=0
+for tree in "${trees[@]}"; do
+  dir=build/$tree
+  export GATEWAY_TEST_BIN_DIR=$repo/$dir/bin
+  echo "== ctest $dir (PostgreSQL: $GATEWAY_TEST_PG)"
+  rc=0
+  # --no-tests=error: a tree that registers no tests is a broken build, not a pass.
+  setsid ctest --test-dir "$dir" --output-on-failure -j2 --timeout 300 --no-tests=error \
+    --output-log "$dir/ctest.log" &
+  ctest_pid=$!
+  wait "$ctest_pid" || rc=$?
+  ctest_pid=
+  line=$(grep -E '^[0-9]+% tests passed' "$dir/ctest.log" | tail -n 1 || true)
+  result[$tree]="${line:-no ctest summary} (ctest exit $rc)"
+  [ "$rc" -eq 0 ] || failed=1
+done
+
+# Stop now rather than in the trap so the summary is the last thing printed.
+scripts/pg.sh stop "$pgdir"
+echo
+for tree in "${trees[@]}"; do
+  echo "test.sh summary [$tree]: ${result[$tree]}"
+done
+exit "$failed"

@@ -1,0 +1,96 @@
+#include "config/config.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+
+using namespace gw;
+using nlohmann::json;
+
+namespace {
+const std::string hash_a(64, 'a');
+json minimal() {
+  return {{"database", {{"url", "host=127.0.0.1 dbname=x"}}},
+          {"agents", {{{"name", "a"}, {"token_sha256", hash_a}, {"tenants", {"tenant-a"}}}}}};
+}
+std::string error_of(const json& j) {
+  try {
+    parse_config(j.dump());
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("config: a minimal config takes documented defaults") {
+  auto c = parse_config(minimal().dump());
+  CHECK(c.listen.port == 8080);
+  CHECK(c.database.pool_size == 8);
+  CHECK(c.http.max_body_bytes == 1 << 20);
+  REQUIRE(c.agents.size() == 1);
+  CHECK(c.agents[0].tenants.count("tenant-a") == 1);
+}
+
+TEST_CASE("config: errors name the JSON path of the bad field") {
+  auto j = minimal();
+  j["database"]["pool_size"] = 0;
+  CHECK(error_of(j).find("$.database.pool_size") != std::string::npos);
+  j = minimal();
+  j["database"]["pool_size"] = true;
+  CHECK(error_of(j).find("$.database.pool_size") != std::string::npos);
+  j = minimal();
+  j["database"]["poolsize"] = 4;
+  CHECK(error_of(j).find("$.database.poolsize: unknown field") != std::string::npos);
+  j = minimal();
+  j["agents"][0]["token_sha256"] = "ABC";
+  CHECK(error_of(j).find("$.agents[0].token_sha256") != std::string::npos);
+  j = minimal();
+  j["agents"][0]["tenants"] = {"has space"};
+  CHECK(error_of(j).find("$.agents[0].tenants[0]") != std::string::npos);
+  j = minimal();
+  j["operators"] = {{{"name", "o"}, {"token_sha256", hash_a}}};
+  CHECK(error_of(j).find("is used twice") != std::string::npos);
+  j = minimal();
+  j["database"].erase("url");
+  CHECK(error_of(j).find("$.database.url") != std::string::npos);
+  CHECK(std::string(error_of(json::array())).find("$") != std::string::npos);
+}
+
+TEST_CASE("config: database url from an environment variable") {
+  auto j = minimal();
+  j["database"] = {{"url_env", "GW_TEST_DB_URL"}};
+  ::unsetenv("GW_TEST_DB_URL");
+  CHECK(error_of(j).find("GW_TEST_DB_URL is not set") != std::string::npos);
+  ::setenv("GW_TEST_DB_URL", "host=db", 1);
+  CHECK(parse_config(j.dump()).database.url == "host=db");
+}
+
+TEST_CASE("config: providers with base URL, credential env and outcome rules") {
+  ::setenv("GW_TEST_BOOKING_KEY", "k-123", 1);
+  auto j = minimal();
+  j["providers"] = {{{"name", "booking"},
+                     {"base_url", "https://api.example:8443/v2/"},
+                     {"credential", {{"env", "GW_TEST_BOOKING_KEY"}}},
+                     {"outcomes", {{"rejected", {"400-499"}}, {"not_executed", {503}}}}}};
+  auto c = parse_config(j.dump());
+  REQUIRE(c.providers.size() == 1);
+  const auto& p = c.providers[0];
+  CHECK(p.tls);
+  CHECK(p.host == "api.example");
+  CHECK(p.port == "8443");
+  CHECK(p.base_path == "/v2");
+  CHECK(p.credential == "k-123");
+  CHECK(p.outcomes.not_executed.at(0).contains(503));
+
+  auto bad = j;
+  bad["providers"][0]["base_url"] = "ftp://x";
+  CHECK(error_of(bad).find("$.providers[0].base_url") != std::string::npos);
+  bad = j;
+  bad["providers"][0]["outcomes"]["rejected"] = {"200-299"};
+  CHECK(error_of(bad).find("2xx") != std::string::npos);
+  bad = j;
+  bad["providers"][0]["credential"]["env"] = "GW_TEST_UNSET_VAR";
+  CHECK(error_of(bad).find("$.providers[0].credential.env") != std::string::npos);
+}

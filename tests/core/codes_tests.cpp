@@ -1,0 +1,47 @@
+#include "core/codes.hpp"
+
+#include <doctest/doctest.h>
+
+using gw::Code;
+
+TEST_CASE("SPEC section 5: every code maps to its HTTP status") {
+  struct Row {
+    Code code;
+    const char* name;
+    unsigned status;
+  };
+  const Row rows[] = {
+      {Code::granted, "granted", 200},
+      {Code::renewed, "renewed", 200},
+      {Code::released, "released", 200},
+      {Code::busy, "busy", 409},
+      {Code::stale_owner, "stale_owner", 409},
+      {Code::expired_owner, "expired_owner", 409},
+      {Code::authority_generation_mismatch, "authority_generation_mismatch", 409},
+      {Code::scope_mismatch, "scope_mismatch", 409},
+      {Code::invalid_grant, "invalid_grant", 400},
+      {Code::invalid_request, "invalid_request", 400},
+      {Code::unauthenticated, "unauthenticated", 401},
+      {Code::forbidden, "forbidden", 403},
+      {Code::not_found, "not_found", 404},
+      {Code::payload_too_large, "payload_too_large", 413},
+      {Code::operation_conflict, "operation_conflict", 422},
+      {Code::operation_in_flight, "operation_in_flight", 409},
+      {Code::unresolved_operation, "unresolved_operation", 409},
+      {Code::version_conflict, "version_conflict", 412},
+      {Code::epoch_exhausted, "epoch_exhausted", 409},
+      {Code::version_exhausted, "version_exhausted", 409},
+      {Code::missing_idempotency_key, "missing_idempotency_key", 400},
+      {Code::missing_expected_version, "missing_expected_version", 400},
+      {Code::provider_unavailable, "provider_unavailable", 502},
+      {Code::unknown_outcome, "unknown_outcome", 504},
+      {Code::authority_unavailable, "authority_unavailable", 503},
+      {Code::authority_clock_rollback, "authority_clock_rollback", 400},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.name);
+    CHECK(gw::name(row.code) == row.name);
+    CHECK(gw::http_status(row.code) == row.status);
+    CHECK_FALSE(gw::title(row.code).empty());
+  }
+}

@@ -1,0 +1,112 @@
+// A real fault: the database stops while requests run, then comes back.
+// Every reply meanwhile is a correct answer or authority_unavailable (never
+// a 500, never a hang), and the same gateway recovers without a restart.
+#include "support/gateway_fixture.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+using namespace gw;
+using namespace gw::test;
+
+namespace {
+
+// A PostgreSQL cluster of this test's own, so stopping it disturbs no other test.
+class PrivateCluster {
+ public:
+  PrivateCluster() {
+    const char* script = std::getenv("GATEWAY_TEST_PG_SCRIPT");
+    REQUIRE_MESSAGE(script, "GATEWAY_TEST_PG_SCRIPT is not set: run the tests through scripts/test.sh");
+    script_ = script;
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor probe(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    port_ = std::to_string(probe.local_endpoint().port());
+    probe.close();
+    dir_ = (std::filesystem::temp_directory_path() / ("gw-fault-pg-" + port_)).string();
+    run("destroy");
+    REQUIRE(run("start " + port_) == 0);
+  }
+  ~PrivateCluster() { run("destroy"); }
+
+  int run(const std::string& verb_and_args) const {
+    auto space = verb_and_args.find(' ');
+    auto verb = verb_and_args.substr(0, space);
+    auto rest = space == std::string::npos ? "" : verb_and_args.substr(space);
+    return std::system((script_ + " " + verb + " " + dir_ + rest + " >/dev/null 2>&1").c_str());
+  }
+  const std::string& port() const { return port_; }
+  std::string url() const { return "host=127.0.0.1 port=" + port_ + " user=postgres dbname=postgres"; }
+
+ private:
+  std::string script_, dir_, port_;
+};
+
+}  // namespace
+
+TEST_CASE("database stopped while requests run: authority_unavailable or a correct answer, then recovery") {
+  PrivateCluster pg;
+  Gateway g(pg.url(), {.manual_clock = false, .edit = [](nlohmann::json& c) {
+                         c["database"]["connect_timeout_s"] = 1;
+                         c["database"]["statement_timeout_ms"] = 1000;
+                         c["database"]["queue_timeout_ms"] = 2000;
+                       }});
+
+  std::atomic<bool> stop{false};
+  std::mutex mutex;
+  std::map<std::string, int> seen;  // "status code" -> count
+  std::vector<std::thread> agents;
+  for (int a = 0; a < 6; ++a)
+    agents.emplace_back([&, a] {
+      HttpClient c(g.port(), std::chrono::seconds(20));
+      for (int i = 0; !stop; ++i) {
+        std::string key;
+        try {
+          auto task = "task-" + std::to_string(a) + "-" + std::to_string(i);
+          auto r = c.post_json(task_path("tenant-a", task, "claim"), {{"owner", "o"}, {"lease_ms", 60000}}, agent_a);
+          key = std::to_string(r.status) + " " + r.code();
+          if (r.code() == "authority_unavailable") CHECK(r.header("Retry-After"));
+        } catch (const std::exception& e) {
+          key = std::string("no reply: ") + e.what();
+        }
+        std::lock_guard lock(mutex);
+        ++seen[key];
+      }
+    });
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  REQUIRE(pg.run("stop") == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  auto down = g.client().get("/readyz", "");
+  CHECK(down.status == 503);
+  CHECK(down.code() == "authority_unavailable");
+  REQUIRE(pg.run("start " + pg.port()) == 0);
+  // The same gateway process must answer again by itself.
+  bool recovered = false;
+  for (int attempt = 0; attempt < 120 && !recovered; ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    recovered = g.client().get("/readyz", "").status == 200;
+  }
+  CHECK(recovered);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  stop = true;
+  for (auto& t : agents) t.join();
+
+  int unavailable = 0, granted = 0;
+  for (const auto& [key, n] : seen) {
+    CAPTURE(key);
+    CHECK((key == "200 granted" || key == "503 authority_unavailable"));
+    if (key == "503 authority_unavailable") unavailable += n;
+    if (key == "200 granted") granted += n;
+  }
+  CHECK(unavailable > 0);
+  CHECK(granted > 0);
+  auto after = g.claim("tenant-a", "after-restart", "o", 1000);
+  CHECK(after["grant"]["epoch"].get<std::int64_t>() > 0);
+}

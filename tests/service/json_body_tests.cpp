@@ -1,0 +1,58 @@
+#include "service/json_body.hpp"
+#include "service/rejection.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace gw;
+
+namespace {
+std::string rejection(const std::function<void()>& f, Code expected) {
+  try {
+    f();
+  } catch (const Rejection& r) {
+    CHECK(r.code == expected);
+    return r.what();
+  }
+  FAIL("no rejection");
+  return "";
+}
+}  // namespace
+
+TEST_CASE("JSON body: malformed, non-object and unknown fields are invalid_request") {
+  rejection([] { JsonBody("{", {"owner"}); }, Code::invalid_request);
+  rejection([] { JsonBody("", {"owner"}); }, Code::invalid_request);
+  rejection([] { JsonBody("[]", {"owner"}); }, Code::invalid_request);
+  auto d = rejection([] { JsonBody(R"({"owner":"a","leas_ms":1})", {"owner", "lease_ms"}); },
+                     Code::invalid_request);
+  CHECK(d.find("leas_ms") != std::string::npos);
+}
+
+TEST_CASE("JSON body: each bad field is named") {
+  JsonBody missing("{}", {"owner", "lease_ms"});
+  CHECK(rejection([&] { missing.label("owner"); }, Code::invalid_request).find("'owner' is required") !=
+        std::string::npos);
+  const std::string long_owner = R"({"owner":")" + std::string(81, 'x') + "\"}";
+  for (const char* bad : {R"({"owner":""})", R"({"owner":"has space"})", R"({"owner":5})",
+                          "{\"owner\":\"caf\xc3\xa9\"}", long_owner.c_str()}) {
+    CAPTURE(bad);
+    JsonBody b(bad, {"owner"});
+    CHECK(rejection([&] { b.label("owner"); }, Code::invalid_request).find("'owner'") != std::string::npos);
+  }
+  for (const char* bad : {R"({"lease_ms":true})", R"({"lease_ms":1.0})", R"({"lease_ms":-1})",
+                          R"({"lease_ms":0})", R"({"lease_ms":"10"})", R"({"lease_ms":9223372036854775808})"}) {
+    CAPTURE(bad);
+    JsonBody b(bad, {"lease_ms"});
+    CHECK(rejection([&] { b.integer("lease_ms", 1); }, Code::invalid_request).find("'lease_ms'") !=
+          std::string::npos);
+  }
+  JsonBody ok(R"({"owner":"region-a","lease_ms":9223372036854775807})", {"owner", "lease_ms"});
+  CHECK(ok.label("owner") == "region-a");
+  CHECK(ok.integer("lease_ms", 1) == INT64_MAX);
+}
+
+TEST_CASE("JSON body: a grant token that does not decode is invalid_grant") {
+  JsonBody b(R"({"grant_token":"garbage!"})", {"grant_token"});
+  rejection([&] { b.grant_token("grant_token"); }, Code::invalid_grant);
+  JsonBody n(R"({"grant_token":42})", {"grant_token"});
+  rejection([&] { n.grant_token("grant_token"); }, Code::invalid_request);
+}

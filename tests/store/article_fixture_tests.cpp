@@ -1,0 +1,144 @@
+// Every fixture of the reference article, at the store level, tick by tick
+// on the manual authority clock. Each TEST_CASE replays the article's
+// sequence up to the assertion it is named after.
+#include "service/json_body.hpp"
+#include "service/rejection.hpp"
+#include "store/store_fixture.hpp"
+
+using namespace gw;
+using namespace gw::test;
+
+namespace {
+
+const Intent intent{"tenant-a", "task-a", "operation-a", "synthetic-value", 0};
+
+// The article's opening: region-a claims at 0 for 10, expires at 10, and
+// region-b claims at 10 for 10.
+struct Regrant {
+  StoreFixture f;
+  GrantToken old_grant = f.claim("tenant-a", "task-a", "region-a", 0, 10);
+  GrantToken new_grant;
+  void regrant() { new_grant = f.claim("tenant-a", "task-a", "region-b", 10, 10); }
+};
+
+}  // namespace
+
+TEST_CASE("fixture: expired owner is rejected before any regrant") {
+  Regrant s;
+  CHECK(s.f.commit(s.old_grant, intent, 10) == Code::expired_owner);
+  s.f.at(10);
+  CHECK(s.f.authority.renew(s.f.session, {"tenant-a", "task-a"}, s.old_grant, 10).code == Code::expired_owner);
+}
+
+TEST_CASE("fixture: old owner is rejected after regrant, before the new owner's first write") {
+  Regrant s;
+  s.regrant();
+  CHECK(s.new_grant.identity.epoch > s.old_grant.identity.epoch);
+  CHECK(s.f.commit(s.old_grant, intent, 11) == Code::stale_owner);
+}
+
+TEST_CASE("fixture: an impostor presenting the current epoch is rejected") {
+  Regrant s;
+  s.regrant();
+  auto impostor = s.new_grant;
+  impostor.identity.owner = "another-owner";
+  CHECK(s.f.commit(impostor, intent, 11) == Code::stale_owner);
+}
+
+TEST_CASE("fixture: the current owner renews, commits once, then retries exactly") {
+  Regrant s;
+  s.regrant();
+  s.f.at(11);
+  auto renewed = s.f.authority.renew(s.f.session, {"tenant-a", "task-a"}, s.new_grant, 2);
+  CHECK(renewed.code == Code::renewed);
+  CHECK(renewed.expires_at_ms == 20);  // never shortened: 11 + 2 < 20
+  CHECK(s.f.commit(s.new_grant, intent, 12) == Code::committed);
+  CHECK(s.f.commit(s.new_grant, intent, 12) == Code::historical_retry);
+}
+
+TEST_CASE("fixture: exact retry replays; a changed payload is operation_conflict") {
+  Regrant s;
+  s.regrant();
+  REQUIRE(s.f.commit(s.new_grant, intent, 12) == Code::committed);
+  CHECK(s.f.commit(s.new_grant, intent, 12) == Code::historical_retry);
+  Intent changed = intent;
+  changed.value = "different-value";
+  CHECK(s.f.commit(s.new_grant, changed, 12) == Code::operation_conflict);
+}
+
+TEST_CASE("fixture: a new operation at a passed version is version_conflict") {
+  Regrant s;
+  s.regrant();
+  REQUIRE(s.f.commit(s.new_grant, intent, 12) == Code::committed);
+  CHECK(s.f.commit(s.new_grant, {"tenant-a", "task-a", "operation-b", "synthetic-value", 0}, 12) ==
+        Code::version_conflict);
+}
+
+TEST_CASE("fixture: unavailable authority holds the action and changes nothing") {
+  Regrant s;
+  s.regrant();
+  s.f.at(12);
+  // A real fault: the database is unreachable (nothing listens on port 1).
+  SessionOptions down{"host=127.0.0.1 port=1 user=postgres dbname=postgres", 1};
+  Session dead(down, no_failures());
+  CHECK_THROWS_AS(s.f.ledger.admit(dead, s.f.admission(s.new_grant, intent)), AuthorityUnavailable);
+  CHECK(s.f.db.scalar("SELECT count(*) FROM operations") == "0");
+  CHECK(s.f.commit(s.new_grant, intent, 12) == Code::committed);  // nothing was recorded before
+}
+
+TEST_CASE("fixture: a held owner's commit is rejected after a newer grant") {
+  Regrant s;
+  s.regrant();
+  REQUIRE(s.f.commit(s.new_grant, intent, 12) == Code::committed);
+  // The held owner computed its commit at 13, paused; authority moved to 20
+  // and region-c claimed. When it resumes, authority time is 20.
+  auto latest = s.f.claim("tenant-a", "task-a", "region-c", 20, 10);
+  CHECK(s.f.commit(s.new_grant, {"tenant-a", "task-a", "operation-b", "synthetic-next", 1}, 20) ==
+        Code::stale_owner);
+  // The new owner gets the recorded result of the exact operation.
+  CHECK(s.f.commit(latest, intent, 21) == Code::historical_retry);
+}
+
+TEST_CASE("fixture: a grant used for another task is scope_mismatch") {
+  Regrant s;
+  s.regrant();
+  auto latest = s.f.claim("tenant-a", "task-a", "region-c", 20, 10);
+  CHECK(s.f.commit(latest, {"tenant-a", "other-task", "operation-a", "synthetic-value", 0}, 21) ==
+        Code::scope_mismatch);
+}
+
+TEST_CASE("fixture: a grant from another realm is authority_generation_mismatch") {
+  Regrant s;
+  s.regrant();
+  auto latest = s.f.claim("tenant-a", "task-a", "region-c", 20, 10);
+  StoreFixture fresh;  // a newly initialised, independent authority store
+  fresh.claim("tenant-a", "task-a", "region-c", 21, 10);
+  CHECK(latest.identity.realm != fresh.authority.view(fresh.session, {"tenant-a", "task-a"})->realm);
+  CHECK(fresh.commit(latest, intent, 21) == Code::authority_generation_mismatch);
+}
+
+TEST_CASE("fixture: renewal cannot revive; reclaiming gets a new epoch") {
+  StoreFixture f;
+  auto same_owner = f.claim("tenant-a", "task-b", "region-c", 30, 1);
+  f.at(31);
+  CHECK(f.authority.renew(f.session, {"tenant-a", "task-b"}, same_owner, 10).code == Code::expired_owner);
+  auto reclaimed = f.claim("tenant-a", "task-b", "region-c", 31, 10);
+  CHECK(reclaimed.identity.epoch > same_owner.identity.epoch);
+}
+
+TEST_CASE("fixture: the authority clock cannot roll back") {
+  StoreFixture f;
+  f.at(21);
+  CHECK(f.authority.set_manual_clock(f.session, 19) == Code::authority_clock_rollback);
+  CHECK(f.authority.set_manual_clock(f.session, 21) == Code::ok);  // standing still is fine
+  CHECK(f.db.scalar("SELECT manual_now_ms FROM authority") == "21");
+}
+
+TEST_CASE("fixture: a boolean is not a time") {
+  StoreFixture f;
+  f.at(21);
+  // The clock is only set through this parser; a boolean never reaches the store.
+  JsonBody body(R"({"now_ms":true})", {"now_ms"});
+  CHECK_THROWS_AS(body.integer("now_ms"), Rejection);
+  CHECK(f.db.scalar("SELECT manual_now_ms FROM authority") == "21");
+}

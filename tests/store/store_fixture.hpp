@@ -1,0 +1,73 @@
+// Store-level fixture: a fresh database, the stores under the manual clock,
+// and the reference article's "commit" (admission, then a success outcome).
+#pragma once
+
+#include "core/fingerprint.hpp"
+#include "core/grant.hpp"
+#include "store/authority_store.hpp"
+#include "store/ledger_store.hpp"
+#include "support/test_database.hpp"
+
+#include <doctest/doctest.h>
+
+namespace gw::test {
+
+struct Intent {
+  std::string tenant, task, operation, value;
+  std::int64_t expected_version = 0;
+};
+
+inline std::shared_ptr<std::atomic<std::int64_t>> no_failures() {
+  return std::make_shared<std::atomic<std::int64_t>>(-1'000'000'000);
+}
+
+struct StoreFixture {
+  explicit StoreFixture(bool manual = true) : clock(manual), session_options{db.url()}, session(session_options, no_failures()) {}
+
+  TestDatabase db;
+  AuthorityClock clock;
+  RetryPolicy retry{8};
+  AuthorityStore authority{clock, retry};
+  LedgerStore ledger{clock, retry};
+  SessionOptions session_options;
+  Session session;
+
+  void at(std::int64_t now) { REQUIRE(authority.set_manual_clock(session, now) == Code::ok); }
+
+  GrantToken claim(const std::string& tenant, const std::string& task, const std::string& owner,
+                   std::int64_t now, std::int64_t lease) {
+    at(now);
+    auto r = authority.claim(session, {tenant, task}, owner, lease);
+    REQUIRE(r.code == Code::granted);
+    return *decode_grant_token(r.token);
+  }
+
+  AdmissionRequest admission(const GrantToken& grant, const Intent& intent) const {
+    AdmissionRequest rq;
+    rq.scope = {intent.tenant, intent.task};
+    rq.token = grant;
+    rq.operation_id = intent.operation;
+    rq.method = "POST";
+    rq.provider = "booking";
+    rq.target = "/bookings";
+    rq.expected_version = intent.expected_version;
+    rq.fingerprint = payload_fingerprint({rq.method, rq.provider, rq.target, intent.expected_version, intent.value});
+    return rq;
+  }
+
+  // Admission then, when admitted, a recorded success: the article's commit.
+  Code commit(const GrantToken& grant, const Intent& intent, std::int64_t now) {
+    at(now);
+    auto a = ledger.admit(session, admission(grant, intent));
+    if (a.decision.action == Admission::reject || a.decision.action == Admission::replay)
+      return a.decision.code;
+    RecordedResponse reply{201, R"([["Content-Type","application/json"]])", R"({"booked":true})", "", 15};
+    auto o = ledger.record_outcome(
+        session, {{intent.tenant, intent.task}, intent.operation, a.attempt, OperationState::succeeded, reply, "test"},
+        grant);
+    REQUIRE(o.recorded);
+    return Code::committed;
+  }
+};
+
+}  // namespace gw::test

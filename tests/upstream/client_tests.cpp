@@ -1,0 +1,507 @@
+// Upstream client against real sockets: scripted servers on 127.0.0.1 play
+// the provider (answering, stalling, closing, resetting, TLS) and each test
+// checks the failure class and, above all, request_bytes_sent. Deadlines are
+// generous and only "it finished" is asserted about time.
+#include "upstream/client.hpp"
+
+#include "test_server.hpp"
+#include "tls_files.hpp"
+
+#include <boost/asio/executor_work_guard.hpp>
+
+#include <doctest/doctest.h>
+
+#include <future>
+
+namespace gw::upstream::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+Result wait(std::future<Result> future) {
+  REQUIRE(future.wait_for(60s) == std::future_status::ready);
+  return future.get();
+}
+
+// Polls for a condition the test needs before its next step (the server
+// noticed a close, a connection is in flight); fails after a generous bound.
+template <class Condition>
+void eventually(Condition condition) {
+  for (int i = 0; i < 3000 && !condition(); ++i) std::this_thread::sleep_for(10ms);
+  REQUIRE(condition());
+}
+
+// An io_context on `threads` threads and a Client on it.
+class harness {
+ public:
+  explicit harness(int threads = 2) : work_(net::make_work_guard(io_)) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { io_.run(); });
+    client_.emplace(io_);
+  }
+  ~harness() {
+    client_.reset();  // shuts down; what is in flight runs to its deadline
+    work_.reset();
+    for (auto& t : threads_) t.join();
+  }
+
+  Client& client() { return *client_; }
+
+  std::future<Result> start(const Endpoint& endpoint, Request request) {
+    auto promise = std::make_shared<std::promise<Result>>();
+    auto future = promise->get_future();
+    // set_value throws if done() ever ran twice.
+    client_->send(endpoint, std::move(request), [promise](Result r) { promise->set_value(std::move(r)); });
+    return future;
+  }
+  Result send(const Endpoint& endpoint, Request request) { return wait(start(endpoint, std::move(request))); }
+
+ private:
+  net::io_context io_;
+  net::executor_work_guard<net::io_context::executor_type> work_;
+  std::vector<std::thread> threads_;
+  std::optional<Client> client_;
+};
+
+Endpoint local(const test_server& server) {
+  Endpoint e;
+  e.name = "provider";
+  e.host = "127.0.0.1";
+  e.port = server.port();
+  e.connect_timeout = 10s;
+  e.request_timeout = 10s;
+  e.queue_timeout = 10s;
+  e.idle_retire = 30s;
+  return e;
+}
+
+Request get(std::string target = "/") { return Request{"GET", std::move(target), {}, {}}; }
+
+// Answers every request on the connection with `response`.
+test_server::script answer_all(std::string response) {
+  return [response](session& s) {
+    while (s.read_request()) s.write(response);
+  };
+}
+
+void check_success(const Result& r, unsigned status) {
+  CAPTURE(r.detail);
+  REQUIRE(r.failure == Failure::none);
+  REQUIRE(r.response.has_value());
+  CHECK(r.response->status == status);
+  CHECK(r.request_bytes_sent);
+}
+
+void check_failure(const Result& r, Failure failure, bool sent) {
+  CAPTURE(r.detail);
+  CHECK(to_string(r.failure) == to_string(failure));
+  CHECK(r.request_bytes_sent == sent);
+  CHECK_FALSE(r.response.has_value());
+  CHECK_FALSE(r.detail.empty());
+}
+
+std::string unused_port() {
+  net::io_context io;
+  tcp::acceptor acceptor(io, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+  return std::to_string(acceptor.local_endpoint().port());
+}
+
+TEST_CASE("success: exact request on the wire, exact response back, one connection for two requests") {
+  std::mutex mutex;
+  std::vector<raw_request> seen;
+  const std::string body("a\0b\r\n\xff", 6);
+  test_server server([&](session& s) {
+    while (auto request = s.read_request()) {
+      {
+        std::lock_guard lock(mutex);
+        seen.push_back(*request);
+      }
+      s.write(reply(200, body, "X-First: 1\r\nx-lower-Case: two\r\n"));
+    }
+  });
+  harness h;
+  auto e = local(server);
+
+  Request post{"POST", "/v1/items?x=1", {{"X-Trace", "t1"}, {"Content-Length", "999"}, {"Transfer-Encoding", "chunked"}},
+               "hello"};
+  Result first = h.send(e, post);
+  check_success(first, 200);
+  CHECK(first.detail.empty());
+  CHECK(first.response->body == body);
+  REQUIRE(first.response->headers.size() == 3);
+  CHECK(first.response->headers[0].name == "X-First");
+  CHECK(first.response->headers[0].value == "1");
+  CHECK(first.response->headers[1].name == "x-lower-Case");
+  CHECK(first.response->headers[1].value == "two");
+  CHECK(first.response->headers[2].name == "Content-Length");
+  CHECK(first.response->headers[2].value == "6");
+
+  Request second = get("/two");
+  second.headers.push_back({"Host", "custom.example"});
+  check_success(h.send(e, second), 200);
+
+  CHECK(server.connections() == 1);
+  std::lock_guard lock(mutex);
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].method == "POST");
+  CHECK(seen[0].target == "/v1/items?x=1");
+  CHECK(seen[0].values("Host") == std::vector<std::string>{"127.0.0.1:" + server.port()});
+  CHECK(seen[0].values("Content-Length") == std::vector<std::string>{"5"});
+  CHECK(seen[0].values("Transfer-Encoding").empty());
+  CHECK(seen[0].values("X-Trace") == std::vector<std::string>{"t1"});
+  CHECK(seen[0].body == "hello");
+  CHECK(seen[1].method == "GET");
+  CHECK(seen[1].values("Host") == std::vector<std::string>{"custom.example"});
+  CHECK(seen[1].values("Content-Length").empty());
+}
+
+TEST_CASE("connection refused is connect_failed, nothing sent") {
+  harness h;
+  Endpoint e;
+  e.name = "closed";
+  e.host = "127.0.0.1";
+  e.port = unused_port();
+  check_failure(h.send(e, get()), Failure::connect_failed, false);
+}
+
+TEST_CASE("an unresolvable host is connect_failed, nothing sent") {
+  harness h;
+  Endpoint e;
+  e.name = "nowhere";
+  e.host = "nonexistent.invalid";
+  e.port = "80";
+  e.connect_timeout = 3s;
+  check_failure(h.send(e, get()), Failure::connect_failed, false);
+}
+
+TEST_CASE("a provider that never replies: failed_after_send at request_timeout") {
+  test_server server([](session& s) {
+    if (s.read_request()) s.wait_for_eof();
+  });
+  harness h;
+  auto e = local(server);
+  e.request_timeout = 300ms;
+  check_failure(h.send(e, Request{"POST", "/pay", {}, "{}"}), Failure::failed_after_send, true);
+  eventually([&] { return server.finished_scripts() == 1; });  // the client closed it
+}
+
+TEST_CASE("a provider that reads the request and closes: failed_after_send") {
+  test_server server([](session& s) {
+    if (s.read_request()) s.close();
+  });
+  harness h;
+  check_failure(h.send(local(server), Request{"POST", "/pay", {}, "{}"}), Failure::failed_after_send, true);
+}
+
+TEST_CASE("a truncated or malformed response is failed_after_send") {
+  std::string response;
+  SUBCASE("body cut short") { response = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc"; }
+  SUBCASE("not HTTP") { response = "hello there\r\n\r\n"; }
+  SUBCASE("headers cut short") { response = "HTTP/1.1 200 OK\r\nContent-Le"; }
+  test_server server([&](session& s) {
+    if (s.read_request()) {
+      s.write(response);
+      s.close();
+    }
+  });
+  harness h;
+  check_failure(h.send(local(server), get()), Failure::failed_after_send, true);
+}
+
+TEST_CASE("a reset while the request body is being written is failed_after_send") {
+  test_server server([](session& s) {
+    if (s.read_head()) s.reset();
+  });
+  harness h;
+  // Far more than loopback buffers hold, so the write is still going when
+  // the reset arrives.
+  Request big{"PUT", "/blob", {}, std::string(64 << 20, 'x')};
+  check_failure(h.send(local(server), std::move(big)), Failure::failed_after_send, true);
+}
+
+TEST_CASE("an idle pooled connection the provider closed is detected and replaced") {
+  std::promise<void> first_done;
+  std::shared_future<void> go = first_done.get_future().share();
+  std::atomic<int> closed{0};
+  bool abortive = false;
+  SUBCASE("FIN") { abortive = false; }
+  SUBCASE("RST") { abortive = true; }
+  test_server server([&](session& s) {
+    if (!s.read_request()) return;
+    s.write(reply(200, "ok"));
+    go.wait();  // close only once the client has read the reply
+    abortive ? s.reset() : s.close();
+    ++closed;
+  });
+  harness h;
+  auto e = local(server);
+  check_success(h.send(e, get()), 200);
+  first_done.set_value();
+  eventually([&] { return closed.load() == 1; });
+  std::this_thread::sleep_for(50ms);  // let the FIN/RST cross loopback
+  // Without the check before reuse this would be written on a dead
+  // connection and come back as failed_after_send.
+  check_success(h.send(e, get()), 200);
+  CHECK(server.connections() == 2);
+}
+
+TEST_CASE("an idle connection older than idle_retire is not reused") {
+  test_server server(answer_all(reply(200, "ok")));
+  harness h;
+  auto e = local(server);
+  e.idle_retire = 100ms;
+  check_success(h.send(e, get()), 200);
+  eventually([&] { return server.finished_scripts() == 1; });  // swept and closed by the client
+  check_success(h.send(e, get()), 200);
+  CHECK(server.connections() == 2);
+}
+
+TEST_CASE("max_connections=1: the second request queues, then reuses the connection") {
+  test_server server([](session& s) {
+    while (s.read_request()) {
+      std::this_thread::sleep_for(200ms);
+      s.write(reply(200, "slow"));
+    }
+  });
+  harness h;
+  auto e = local(server);
+  e.max_connections = 1;
+  auto a = h.start(e, get("/a"));
+  auto b = h.start(e, get("/b"));
+  check_success(wait(std::move(a)), 200);
+  check_success(wait(std::move(b)), 200);
+  CHECK(server.connections() == 1);
+}
+
+TEST_CASE("queue_timeout: no slot in time, nothing sent") {
+  test_server server([](session& s) {
+    if (s.read_request()) s.wait_for_eof();
+  });
+  harness h;
+  auto e = local(server);
+  e.max_connections = 1;
+  e.queue_timeout = 100ms;
+  e.request_timeout = 2s;
+  auto a = h.start(e, get("/a"));
+  auto b = h.start(e, get("/b"));
+  check_failure(wait(std::move(b)), Failure::queue_timeout, false);
+  check_failure(wait(std::move(a)), Failure::failed_after_send, true);
+  CHECK(server.connections() == 1);
+}
+
+TEST_CASE("a response over the limits is response_too_large, sent, and the connection is dropped") {
+  std::string response;
+  SUBCASE("Content-Length body") { response = reply(200, std::string(5000, 'x')); }
+  SUBCASE("chunked body") {
+    std::string chunk(800, 'y');
+    response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    for (int i = 0; i < 3; ++i) response += "320\r\n" + chunk + "\r\n";
+    response += "0\r\n\r\n";
+  }
+  SUBCASE("header block") { response = "HTTP/1.1 200 OK\r\nX-Big: " + std::string(70 * 1024, 'h') + "\r\n\r\n"; }
+  test_server server(answer_all(response));
+  harness h;
+  auto e = local(server);
+  e.max_response_body = 1000;
+  check_failure(h.send(e, get()), Failure::response_too_large, true);
+  eventually([&] { return server.finished_scripts() == 1; });
+}
+
+TEST_CASE("a 503 is a normal response: classifying it is not the client's job") {
+  test_server server(answer_all(reply(503, "busy", "Retry-After: 1\r\n")));
+  harness h;
+  Result r = h.send(local(server), Request{"POST", "/pay", {}, "{}"});
+  check_success(r, 503);
+  CHECK(r.response->body == "busy");
+}
+
+TEST_CASE("HEAD reads no body and keeps the connection") {
+  test_server server([](session& s) {
+    while (auto request = s.read_request())
+      s.write(request->method == "HEAD" ? "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n" : reply(200, "body"));
+  });
+  harness h;
+  auto e = local(server);
+  Result head = h.send(e, Request{"HEAD", "/", {}, {}});
+  check_success(head, 200);
+  CHECK(head.response->body.empty());
+  REQUIRE(head.response->headers.size() == 1);
+  CHECK(head.response->headers[0].value == "1234");
+  Result after = h.send(e, get());
+  check_success(after, 200);
+  CHECK(after.response->body == "body");
+  CHECK(server.connections() == 1);
+}
+
+TEST_CASE("responses without keep-alive are not reused") {
+  std::string response;
+  SUBCASE("Connection: close") { response = reply(200, "x", "Connection: close\r\n"); }
+  SUBCASE("HTTP/1.0") { response = "HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx"; }
+  test_server server(answer_all(response));
+  harness h;
+  auto e = local(server);
+  check_success(h.send(e, get()), 200);
+  check_success(h.send(e, get()), 200);
+  CHECK(server.connections() == 2);
+}
+
+TEST_CASE("a request carrying Connection: close does not leave a pooled connection") {
+  test_server server(answer_all(reply(200, "x")));
+  harness h;
+  auto e = local(server);
+  Request closing = get();
+  closing.headers.push_back({"Connection", "close"});
+  check_success(h.send(e, closing), 200);
+  check_success(h.send(e, get()), 200);
+  CHECK(server.connections() == 2);
+}
+
+TEST_CASE("a body delimited by EOF is complete, and an interim 100 is skipped") {
+  std::string response;
+  std::string expected;
+  unsigned status = 0;
+  SUBCASE("EOF-delimited") {
+    response = "HTTP/1.1 200 OK\r\n\r\nuntil-eof";
+    expected = "until-eof";
+    status = 200;
+  }
+  SUBCASE("100 Continue first") {
+    response = "HTTP/1.1 100 Continue\r\n\r\n" + reply(201, "made");
+    expected = "made";
+    status = 201;
+  }
+  test_server server([&](session& s) {
+    if (s.read_request()) {
+      s.write(response);
+      s.close();
+    }
+  });
+  harness h;
+  Result r = h.send(local(server), Request{"POST", "/", {}, "x"});
+  check_success(r, status);
+  CHECK(r.response->body == expected);
+}
+
+TEST_CASE("a request that cannot be written safely is write_failed_unsent, nothing sent") {
+  test_server server(answer_all(reply(200, "x")));
+  harness h;
+  Request bad = get();
+  bad.headers.push_back({"X-Evil", "a\r\nX-Injected: 1"});
+  check_failure(h.send(local(server), bad), Failure::write_failed_unsent, false);
+  CHECK(server.connections() == 0);
+}
+
+TEST_CASE("shutdown fails queued and later requests as unsent while in-flight ones finish") {
+  test_server server([](session& s) {
+    if (s.read_request()) s.wait_for_eof();
+  });
+  harness h;
+  auto e = local(server);
+  e.max_connections = 1;
+  e.request_timeout = 500ms;
+  auto in_flight = h.start(e, get("/a"));
+  auto queued = h.start(e, get("/b"));
+  eventually([&] { return server.connections() == 1; });
+  h.client().shutdown();
+  check_failure(wait(std::move(queued)), Failure::queue_timeout, false);
+  check_failure(wait(h.start(e, get("/c"))), Failure::queue_timeout, false);
+  check_failure(wait(std::move(in_flight)), Failure::failed_after_send, true);
+}
+
+TEST_CASE("many requests from many threads on a multi-threaded io_context") {
+  test_server server([](session& s) {
+    while (auto request = s.read_request()) s.write(reply(200, request->target));
+  });
+  harness h(4);
+  auto e = local(server);
+  e.max_connections = 3;
+  constexpr int per_thread = 20;
+  std::vector<std::future<Result>> futures[3];
+  std::vector<std::thread> senders;
+  for (int t = 0; t < 3; ++t) {
+    senders.emplace_back([&, t] {
+      for (int i = 0; i < per_thread; ++i) futures[t].push_back(h.start(e, get("/" + std::to_string(t * 100 + i))));
+    });
+  }
+  for (auto& s : senders) s.join();
+  for (int t = 0; t < 3; ++t) {
+    for (int i = 0; i < per_thread; ++i) {
+      Result r = wait(std::move(futures[t][i]));
+      check_success(r, 200);
+      CHECK(r.response->body == "/" + std::to_string(t * 100 + i));
+    }
+  }
+  CHECK(server.connections() <= 3);
+}
+
+// --- TLS ---
+
+struct tls_server_context {
+  net::ssl::context context{net::ssl::context::tls_server};
+  tls_server_context() {
+    const auto& files = tls_files::get();
+    context.use_certificate_chain_file(files.cert);
+    context.use_private_key_file(files.key, net::ssl::context::pem);
+  }
+};
+
+TEST_CASE("TLS verified with ca_file: success and keep-alive reuse") {
+  tls_server_context tls;
+  test_server server(answer_all(reply(200, "secure")), &tls.context);
+  harness h;
+  auto e = local(server);
+  e.tls = true;
+  e.host = "localhost";  // the certificate's name, sent as SNI
+  e.ca_file = tls_files::get().cert;
+  Result r = h.send(e, Request{"POST", "/pay", {}, "{}"});
+  check_success(r, 200);
+  CHECK(r.response->body == "secure");
+  check_success(h.send(e, get()), 200);
+  CHECK(server.connections() == 1);
+}
+
+TEST_CASE("TLS that cannot be verified is tls_failed, nothing sent") {
+  tls_server_context tls;
+  test_server server(answer_all(reply(200, "secure")), &tls.context);
+  harness h;
+  auto e = local(server);
+  e.tls = true;
+  SUBCASE("self-signed, system trust store") { e.host = "localhost"; }
+  SUBCASE("trusted certificate, wrong name") {
+    e.host = "127.0.0.1";
+    e.ca_file = tls_files::get().cert;
+  }
+  SUBCASE("CA file missing") {
+    e.host = "localhost";
+    e.ca_file = "/nonexistent/ca.pem";
+  }
+  check_failure(h.send(e, Request{"POST", "/pay", {}, "{}"}), Failure::tls_failed, false);
+}
+
+TEST_CASE("TLS failures after the request: counted as sent") {
+  tls_server_context tls;
+  Request request{"POST", "/pay", {}, "{}"};
+  test_server::script script;
+  SUBCASE("never replies") {
+    script = [](session& s) {
+      if (s.read_request()) s.wait_for_eof();
+    };
+  }
+  SUBCASE("reset during a large body") {
+    script = [](session& s) {
+      if (s.read_head()) s.reset();
+    };
+    request.body.assign(64 << 20, 'x');
+  }
+  test_server server(script, &tls.context);
+  harness h;
+  auto e = local(server);
+  e.tls = true;
+  e.host = "localhost";
+  e.ca_file = tls_files::get().cert;
+  e.request_timeout = 500ms;
+  if (request.body.size() > 1000) e.request_timeout = 30s;
+  check_failure(h.send(e, std::move(request)), Failure::failed_after_send, true);
+}
+
+}  // namespace
+}  // namespace gw::upstream::test
