@@ -194,8 +194,7 @@ ProviderConfig parse_provider(const json& j, const std::string& path) {
   o.millis("idle_retire_ms", p.idle_retire, 1, 3600000);
   o.integer("max_connections", p.max_connections, 1, 10000);
   o.integer("max_request_body_bytes", p.max_request_body_bytes, 0, 1 << 30);
-  o.integer("max_response_body_bytes", p.max_response_body_bytes, 0, 1 << 30);
-  o.integer("record_body_bytes", p.record_body_bytes, 0, 16 << 20);
+  o.integer("max_response_body_bytes", p.max_response_body_bytes, 0, 64 << 20);
   for (auto [key, out] : {std::pair{"idempotency_header", &p.idempotency_header},
                           {"fence_realm_header", &p.fence_realm_header},
                           {"fence_epoch_header", &p.fence_epoch_header},

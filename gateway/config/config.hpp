@@ -75,8 +75,7 @@ struct ProviderConfig {
   ms idle_retire{2000};
   std::size_t max_connections = 32;
   std::size_t max_request_body_bytes = 1 << 20;
-  std::size_t max_response_body_bytes = 1 << 20;
-  std::size_t record_body_bytes = 64 << 10;  // response bytes kept in the ledger for replay
+  std::size_t max_response_body_bytes = 1 << 20;  // also what the ledger keeps for replay
   std::string idempotency_header = "Idempotency-Key";
   std::string fence_realm_header = "Fence-Realm";
   std::string fence_epoch_header = "Fence-Epoch";

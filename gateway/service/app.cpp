@@ -9,7 +9,23 @@
 
 namespace gw {
 
-App::App(Deps deps) : deps_(deps), auth_(deps.config) {}
+App::App(Deps deps) : deps_(deps), auth_(deps.config) {
+  for (const auto& p : deps_.config.providers) {
+    upstream::Endpoint e;
+    e.name = p.name;
+    e.tls = p.tls;
+    e.host = p.host;
+    e.port = p.port;
+    e.ca_file = p.ca_file;
+    e.connect_timeout = p.connect_timeout;
+    e.request_timeout = p.request_timeout;
+    e.max_connections = p.max_connections;
+    e.queue_timeout = p.queue_timeout;
+    e.idle_retire = p.idle_retire;
+    e.max_response_body = p.max_response_body_bytes;
+    providers_.emplace(p.name, ProviderRoute{&p, std::move(e)});
+  }
+}
 
 void App::handle(http::Request request, http::Responder done) {
   auto call = std::make_shared<Call>();
@@ -51,6 +67,11 @@ void App::dispatch(const CallPtr& call) {
     if (s.size() == 6 && s[5] == "claim") return only("POST", "claim", &App::claim);
     if (s.size() == 6 && s[5] == "renew") return only("POST", "renew", &App::renew);
     if (s.size() == 6 && s[5] == "release") return only("POST", "release", &App::release);
+    if (s.size() == 7 && s[5] == "operations") return only("GET", "operation", &App::operation_receipt);
+    if (s.size() >= 7 && s[5] == "providers") {
+      call->route = "proxy";
+      return proxy(call);
+    }
   }
   if (s.size() == 3 && s[0] == "v1" && s[1] == "admin" && s[2] == "clock")
     return only("POST", "admin_clock", &App::set_clock);
@@ -65,7 +86,7 @@ void App::finish(const CallPtr& call, http::Response response) {
   done(std::move(response));
 }
 
-void App::on_database(const CallPtr& call, std::function<http::Response(Session&)> work) {
+void App::on_database(const CallPtr& call, std::function<std::optional<http::Response>(Session&)> work) {
   auto unavailable = [this, call] {
     deps_.metrics.count_event("authority_unavailable");
     finish(call, http::problem(Code::authority_unavailable,
@@ -74,7 +95,7 @@ void App::on_database(const CallPtr& call, std::function<http::Response(Session&
   deps_.pool.submit(Pool::Job{
       [this, call, work = std::move(work), unavailable](Session& session) {
         try {
-          finish(call, work(session));
+          if (auto reply = work(session)) finish(call, std::move(*reply));
         } catch (const AuthorityUnavailable& e) {
           std::cerr << "request " << call->request_id << ": authority unavailable: " << e.what()
                     << std::endl;

@@ -11,9 +11,11 @@
 #include "store/authority_store.hpp"
 #include "store/ledger_store.hpp"
 #include "store/pool.hpp"
+#include "upstream/client.hpp"
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 
 namespace gw {
@@ -26,6 +28,7 @@ class App {
     AuthorityStore& authority;
     LedgerStore& ledger;
     Metrics& metrics;
+    upstream::Client* upstream = nullptr;  // null: no providers configured
   };
   explicit App(Deps deps);
 
@@ -48,7 +51,8 @@ class App {
   void finish(const CallPtr& call, http::Response response);
   // Runs `work` on a database worker; AuthorityUnavailable and a full or
   // stopped pool answer 503 authority_unavailable, a Rejection its code.
-  void on_database(const CallPtr& call, std::function<http::Response(Session&)> work);
+  // A work that returns nullopt has taken the call over and finishes it.
+  void on_database(const CallPtr& call, std::function<std::optional<http::Response>(Session&)> work);
 
   const Principal& require_principal(Call& call);
   const Principal& require_agent_for(Call& call, const std::string& tenant);
@@ -65,9 +69,21 @@ class App {
   void readyz(const CallPtr& call);
   void metrics(const CallPtr& call);
   void set_clock(const CallPtr& call);
+  // proxy_routes.cpp
+  struct ProxyCall;
+  void proxy(const CallPtr& call);
+  void forward(const std::shared_ptr<ProxyCall>& p);
+  void record(const std::shared_ptr<ProxyCall>& p, upstream::Result result);
+  void operation_receipt(const CallPtr& call);
+
+  struct ProviderRoute {
+    const ProviderConfig* config;
+    upstream::Endpoint endpoint;
+  };
 
   Deps deps_;
   Authenticator auth_;
+  std::map<std::string, ProviderRoute, std::less<>> providers_;
 };
 
 }  // namespace gw

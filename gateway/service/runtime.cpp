@@ -3,6 +3,7 @@
 #include "http/server.hpp"
 #include "service/app.hpp"
 #include "store/migrations.hpp"
+#include "upstream/client.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -34,6 +35,7 @@ struct Runtime::Impl {
   std::unique_ptr<Pool> pool;
   std::unique_ptr<App> app;
   asio::io_context io;
+  std::unique_ptr<upstream::Client> upstream;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::unique_ptr<http::Server> server;
   std::vector<std::thread> io_threads;
@@ -95,7 +97,8 @@ std::uint16_t Runtime::start() {
   m.migrate();
   const auto& d = m.config.database;
   m.pool = std::make_unique<Pool>(PoolOptions{m.session_options(), d.pool_size, d.queue_limit, d.queue_timeout});
-  m.app = std::make_unique<App>(App::Deps{m.config, *m.pool, m.authority, m.ledger, m.metrics});
+  m.upstream = std::make_unique<upstream::Client>(m.io);
+  m.app = std::make_unique<App>(App::Deps{m.config, *m.pool, m.authority, m.ledger, m.metrics, m.upstream.get()});
   const auto& h = m.config.http;
   http::ServerLimits limits{h.max_header_bytes, h.max_body_bytes, h.read_timeout, h.idle_timeout,
                             h.read_timeout};
@@ -125,6 +128,7 @@ void Runtime::stop(std::chrono::milliseconds drain) {
   }
   m.ticker_wake.notify_all();
   if (m.ticker.joinable()) m.ticker.join();
+  m.upstream->shutdown();
   m.pool->stop();
   m.work.reset();
   m.io.stop();

@@ -114,4 +114,22 @@ OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
   });
 }
 
+ReceiptResult LedgerStore::receipt(Session& s, const TaskScope& scope, const GrantToken& token,
+                                   const std::string& operation_id) {
+  return serializable(s, retry_, [&](pqxx::dbtransaction& tx) {
+    auto snap = read_task(tx, clock_, scope, operation_id);
+    ReceiptResult r;
+    // Ownership first: a stale or expired owner learns nothing, not even
+    // whether the operation exists.
+    r.code = check_grant(token, snap.realm, scope, snap.owner, snap.now_ms);
+    if (r.code != Code::ok) return r;
+    if (!snap.operation) {
+      r.code = Code::not_found;
+      return r;
+    }
+    r.operation = std::move(snap.operation);
+    return r;
+  });
+}
+
 }  // namespace gw

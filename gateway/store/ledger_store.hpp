@@ -53,6 +53,12 @@ struct OutcomeResult {
   Code reply_gate = Code::ok;
 };
 
+// An operation's receipt, for its task's current owner only.
+struct ReceiptResult {
+  Code code = Code::ok;  // the grant check, or not_found
+  std::optional<StoredOperation> operation;
+};
+
 class LedgerStore {
  public:
   LedgerStore(AuthorityClock& clock, RetryPolicy retry) : clock_(clock), retry_(retry) {}
@@ -60,6 +66,8 @@ class LedgerStore {
   // Both throw AuthorityUnavailable when the database cannot answer.
   AdmissionResult admit(Session& s, const AdmissionRequest& request);
   OutcomeResult record_outcome(Session& s, const OutcomeRecord& outcome, const GrantToken& admitted_by);
+  ReceiptResult receipt(Session& s, const TaskScope& scope, const GrantToken& token,
+                        const std::string& operation_id);
 
  private:
   AuthorityClock& clock_;

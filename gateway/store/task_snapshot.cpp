@@ -13,7 +13,8 @@ TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const 
       " l.version, l.open_op,"
       " o.fingerprint, o.state, o.attempts, o.upstream_key, o.committed_version,"
       " o.response_status, o.response_headers::text, o.response_body,"
-      " encode(o.response_sha256, 'hex'), o.response_length"
+      " encode(o.response_sha256, 'hex'), o.response_length,"
+      " o.method, o.provider, o.target, o.expected_version"
       " FROM authority a"
       " LEFT JOIN tasks t ON t.tenant = $1 AND t.task = $2"
       " LEFT JOIN task_ledger l ON l.tenant = $1 AND l.task = $2"
@@ -38,6 +39,10 @@ TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const 
     op.attempts = row[10].as<int>();
     op.upstream_key = row[11].as<std::string>();
     op.committed_version = row[12].as<std::optional<std::int64_t>>();
+    op.method = row[18].as<std::string>();
+    op.provider = row[19].as<std::string>();
+    op.target = row[20].as<std::string>();
+    op.expected_version = row[21].as<std::int64_t>();
     if (!row[13].is_null()) {
       RecordedResponse r;
       r.status = row[13].as<unsigned>();

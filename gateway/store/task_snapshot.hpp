@@ -29,6 +29,8 @@ struct StoredOperation {
   OperationState state = OperationState::in_flight;
   int attempts = 0;
   std::string upstream_key;
+  std::string method, provider, target;
+  std::int64_t expected_version = 0;
   std::optional<std::int64_t> committed_version;
   std::optional<RecordedResponse> response;
 };

@@ -1,0 +1,116 @@
+#include "service/forwarding.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+
+namespace gw {
+namespace {
+
+using http::iequals;
+
+constexpr std::array<std::string_view, 11> hop_by_hop{
+    "Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Proxy-Connection", "TE",
+    "Trailer",    "Transfer-Encoding", "Upgrade", "Content-Length", "Expect"};
+
+constexpr std::array<std::string_view, 11> gateway_headers{
+    "Authorization", "Fence-Grant", "Fence-Realm", "Fence-Epoch", "Fence-Owner", "Idempotency-Key",
+    "Expected-Version", "X-Request-Id", "Forwarded", "Host", "Idempotent-Replayed"};
+
+bool in(std::string_view name, auto const& names) {
+  return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return iequals(n, name); });
+}
+
+// Header names listed in any Connection header are hop-by-hop too.
+bool named_by_connection(std::string_view name, const http::Fields& headers) {
+  for (const auto& [k, v] : headers) {
+    if (!iequals(k, "Connection")) continue;
+    std::string_view rest = v;
+    while (!rest.empty()) {
+      auto comma = rest.find(',');
+      auto token = rest.substr(0, comma);
+      while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
+      while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+      if (iequals(token, name)) return true;
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
+  return false;
+}
+
+bool prefixed(std::string_view name, std::string_view prefix) {
+  return name.size() >= prefix.size() && iequals(name.substr(0, prefix.size()), prefix);
+}
+
+// RFC 7239 wants IPv6 addresses quoted and bracketed.
+std::string forwarded_for(const std::string& remote) {
+  if (remote.find(':') != std::string::npos) return "\"[" + remote + "]\"";
+  return remote.empty() ? "unknown" : remote;
+}
+
+}  // namespace
+
+http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p,
+                              const ForwardContext& context, const std::optional<FenceHeaders>& fence) {
+  http::Fields out;
+  for (const auto& [k, v] : agent) {
+    if (in(k, hop_by_hop) || in(k, gateway_headers) || named_by_connection(k, agent)) continue;
+    if (prefixed(k, "Gateway-") || prefixed(k, "X-Forwarded-")) continue;
+    if (iequals(k, p.credential_header) || iequals(k, p.idempotency_header) || iequals(k, p.fence_realm_header) ||
+        iequals(k, p.fence_epoch_header) || iequals(k, p.fence_owner_header))
+      continue;
+    out.emplace_back(k, v);
+  }
+  out.emplace_back(p.credential_header, p.credential_prefix + p.credential);
+  if (fence) {
+    out.emplace_back(p.idempotency_header, fence->upstream_key);
+    out.emplace_back(p.fence_realm_header, fence->realm);
+    out.emplace_back(p.fence_epoch_header, std::to_string(fence->epoch));
+    out.emplace_back(p.fence_owner_header, fence->owner);
+  }
+  out.emplace_back("X-Request-Id", context.request_id);
+  std::string forwarded = "for=" + forwarded_for(context.remote) + ";proto=http";
+  if (context.host && !context.host->empty() &&
+      context.host->find_first_of("\";,") == std::string::npos)
+    forwarded += ";host=\"" + *context.host + "\"";
+  out.emplace_back("Forwarded", forwarded);
+  return out;
+}
+
+http::Fields reply_headers(const http::Fields& provider_headers, const ProviderConfig& p) {
+  http::Fields out;
+  for (const auto& [k, v] : provider_headers) {
+    if (in(k, hop_by_hop) || named_by_connection(k, provider_headers)) continue;
+    if (iequals(k, "Set-Cookie") || iequals(k, "Date") || prefixed(k, "Gateway-")) continue;
+    if (!p.credential.empty() && v.find(p.credential) != std::string::npos) continue;
+    out.emplace_back(k, v);
+  }
+  return out;
+}
+
+std::string upstream_target(const ProviderConfig& p, std::string_view rest, std::string_view query) {
+  std::string target = p.base_path;
+  target += rest.empty() ? std::string_view("/") : rest;
+  target += query;
+  return target;
+}
+
+std::string headers_to_json(const http::Fields& headers) {
+  auto j = nlohmann::json::array();
+  for (const auto& [k, v] : headers) j.push_back({k, v});
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+http::Fields headers_from_json(std::string_view text) {
+  http::Fields out;
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const auto& pair : j)
+    if (pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_string())
+      out.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
+  return out;
+}
+
+}  // namespace gw

@@ -1,0 +1,53 @@
+// What crosses the proxy, as pure functions: which agent headers reach the
+// provider, which provider headers reach the agent (and the ledger), and the
+// upstream target. Tested as tables in tests/service/forwarding_tests.cpp.
+#pragma once
+
+#include "config/config.hpp"
+#include "http/message.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gw {
+
+// The fence and operation identity a protected request carries upstream.
+struct FenceHeaders {
+  std::string upstream_key;
+  std::string realm;
+  std::int64_t epoch = 0;
+  std::string owner;
+};
+
+struct ForwardContext {
+  std::string request_id;
+  std::string remote;  // the agent's address, for Forwarded
+  std::optional<std::string> host;  // the Host the agent used
+};
+
+// Agent -> provider: drops hop-by-hop headers (and those Connection names),
+// framing, the agent's Authorization, every gateway header (Fence-*,
+// Idempotency-Key, Expected-Version, Gateway-*), and any header the provider
+// config names (credential, idempotency, fence) so an agent cannot forge
+// them; then adds the credential, the fence and identity headers,
+// X-Request-Id and Forwarded.
+http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& provider,
+                              const ForwardContext& context, const std::optional<FenceHeaders>& fence);
+
+// Provider -> agent: drops hop-by-hop and framing headers, Set-Cookie and
+// Date (they belong to one exchange, not to a replay), and any header that
+// would carry the provider's credential back.
+http::Fields reply_headers(const http::Fields& provider_headers, const ProviderConfig& provider);
+
+// The upstream request target: the provider's base path, then the agent's
+// path after .../providers/{name} and its query, byte for byte (never
+// decoded and re-encoded). `rest` starts at the '/' after the name, or is
+// empty; `query` includes its '?' when the agent sent one.
+std::string upstream_target(const ProviderConfig& provider, std::string_view rest, std::string_view query);
+
+// Headers kept in the ledger, as JSON [[name, value], ...] text, and back.
+std::string headers_to_json(const http::Fields& headers);
+http::Fields headers_from_json(std::string_view json);
+
+}  // namespace gw
