@@ -3,6 +3,7 @@
 #include "config/config.hpp"
 #include "service/runtime.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <iostream>
@@ -43,19 +44,22 @@ int main(int argc, char** argv) {
   try {
     auto config = gw::load_config(config_path);
     if (migrate_only) options.database_wait = std::chrono::milliseconds(5000);
-    gw::Runtime runtime(std::move(config), options);
+    gw::Runtime runtime(config, options);
     if (migrate_only) {
       runtime.migrate_only();
       std::cout << "migrations applied" << std::endl;
       return 0;
     }
+    // Let forwards in progress finish: the longest provider deadline, plus a margin.
+    auto drain = std::chrono::milliseconds(2000);
+    for (const auto& p : config.providers) drain = std::max(drain, p.request_timeout + std::chrono::milliseconds(2000));
     auto port = runtime.start();
     std::cout << "write-gateway listening on port " << port
               << (options.manual_clock ? " (manual clock)" : "") << std::endl;
     int signal = 0;
     sigwait(&stop_signals, &signal);
     std::cout << "write-gateway stopping (" << strsignal(signal) << ")" << std::endl;
-    runtime.stop();
+    runtime.stop(drain);
     return 0;
   } catch (const gw::ConfigError& e) {
     std::cerr << "config error: " << e.what() << std::endl;

@@ -1,0 +1,97 @@
+// What crosses the proxy, as tables.
+#include "service/forwarding.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace gw;
+
+namespace {
+ProviderConfig provider() {
+  ProviderConfig p;
+  p.name = "booking";
+  p.host = "127.0.0.1";
+  p.port = "9101";
+  p.credential = "provider-secret";
+  return p;
+}
+bool has(const http::Fields& f, const std::string& name) { return http::find_header(f, name).has_value(); }
+}  // namespace
+
+TEST_CASE("upstream headers: agent credentials, gateway and hop-by-hop headers never reach the provider") {
+  const http::Fields agent{{"Authorization", "Bearer agent-token"},
+                           {"Fence-Grant", "token"},
+                           {"Idempotency-Key", "op-1"},
+                           {"Expected-Version", "3"},
+                           {"Fence-Epoch", "999"},
+                           {"Gateway-Status", "committed"},
+                           {"X-Forwarded-For", "1.2.3.4"},
+                           {"Forwarded", "for=1.2.3.4"},
+                           {"X-Request-Id", "agent-chosen"},
+                           {"Connection", "keep-alive, X-Drop-Me"},
+                           {"X-Drop-Me", "1"},
+                           {"Keep-Alive", "timeout=5"},
+                           {"Transfer-Encoding", "chunked"},
+                           {"Content-Length", "10"},
+                           {"Host", "gateway.local"},
+                           {"Content-Type", "application/json"},
+                           {"X-Custom", "kept"}};
+  auto out = upstream_headers(agent, provider(), {"req-1", "10.0.0.7", "gateway.local"},
+                              FenceHeaders{"gw1-key", "realm-1", 42, "region-a"});
+  for (auto name : {"Fence-Grant", "Expected-Version", "Gateway-Status", "X-Forwarded-For", "X-Drop-Me",
+                    "Keep-Alive", "Transfer-Encoding", "Content-Length", "Host", "Connection"})
+    CHECK_MESSAGE(!has(out, name), name);
+  CHECK(http::find_header(out, "Content-Type") == "application/json");
+  CHECK(http::find_header(out, "X-Custom") == "kept");
+  CHECK(http::find_header(out, "Authorization") == "Bearer provider-secret");
+  CHECK(http::find_header(out, "Idempotency-Key") == "gw1-key");
+  CHECK(http::find_header(out, "Fence-Realm") == "realm-1");
+  CHECK(http::find_header(out, "Fence-Epoch") == "42");
+  CHECK(http::find_header(out, "Fence-Owner") == "region-a");
+  CHECK(http::find_header(out, "X-Request-Id") == "req-1");
+  CHECK(http::find_header(out, "Forwarded") == "for=10.0.0.7;proto=http;host=\"gateway.local\"");
+  int authorizations = 0;
+  for (const auto& [k, v] : out) authorizations += http::iequals(k, "Authorization");
+  CHECK(authorizations == 1);
+}
+
+TEST_CASE("upstream headers: provider-specific header names cannot be forged by the agent") {
+  auto p = provider();
+  p.credential_header = "X-Api-Key";
+  p.credential_prefix = "";
+  p.idempotency_header = "X-Idem";
+  const http::Fields agent{{"X-Api-Key", "forged"}, {"X-Idem", "forged"}, {"Authorization", "Bearer agent"}};
+  auto out = upstream_headers(agent, p, {"r", "::1", std::nullopt}, std::nullopt);
+  CHECK(http::find_header(out, "X-Api-Key") == "provider-secret");
+  CHECK_FALSE(has(out, "X-Idem"));  // unprotected: no identity, and the forged one is gone
+  CHECK_FALSE(has(out, "Authorization"));
+  CHECK_FALSE(has(out, "Fence-Epoch"));
+  CHECK(http::find_header(out, "Forwarded") == "for=\"[::1]\";proto=http");
+}
+
+TEST_CASE("reply headers: hop-by-hop, framing, cookies and the credential never reach the agent") {
+  const http::Fields provider_reply{{"Content-Type", "application/json"},
+                                    {"Location", "/bookings/bk_1"},
+                                    {"Transfer-Encoding", "chunked"},
+                                    {"Connection", "close"},
+                                    {"Set-Cookie", "session=abc"},
+                                    {"Date", "Sun, 29 Nov 2026 21:00:00 GMT"},
+                                    {"X-Echo", "Bearer provider-secret"},
+                                    {"Gateway-Status", "forged"}};
+  auto out = reply_headers(provider_reply, provider());
+  CHECK(out == http::Fields{{"Content-Type", "application/json"}, {"Location", "/bookings/bk_1"}});
+}
+
+TEST_CASE("upstream target: base path, then the agent's raw path and query") {
+  auto p = provider();
+  CHECK(upstream_target(p, "/bookings", "?x=%2F&y=1") == "/bookings?x=%2F&y=1");
+  CHECK(upstream_target(p, "", "") == "/");
+  CHECK(upstream_target(p, "", "?q") == "/?q");
+  p.base_path = "/api/v2";
+  CHECK(upstream_target(p, "/bookings/a%20b", "") == "/api/v2/bookings/a%20b");
+}
+
+TEST_CASE("recorded headers round-trip through their JSON form") {
+  const http::Fields headers{{"Content-Type", "text/plain"}, {"X-Dup", "1"}, {"X-Dup", "2"}};
+  CHECK(headers_from_json(headers_to_json(headers)) == headers);
+  CHECK(headers_from_json("not json").empty());
+}

@@ -1,0 +1,103 @@
+// Child processes for integration tests: the real write-gateway and
+// demo-provider binaries, spawned with posix_spawn, their stdout read line by
+// line (startup lines name the bound ports), stopped by signal and reaped.
+// No Asio or Beast here: plain POSIX. The demo provider's wrapper is in
+// provider_process.hpp; the gateway's is GatewayProcess below.
+#pragma once
+
+#include "support/http_client.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace gw::test {
+
+// GATEWAY_TEST_BIN_DIR/name; fails the test run when the variable is unset.
+std::string test_binary(const std::string& name);
+
+// A port nothing listens on right now (bound to 127.0.0.1:0, then closed).
+std::uint16_t free_tcp_port();
+
+// A fresh directory under the system temp dir, removed with its contents.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  // Writes `text` to path()/name and returns the file's path.
+  std::string write(const std::string& name, const std::string& text) const;
+
+ private:
+  std::string path_;
+};
+
+class ChildProcess {
+ public:
+  struct Options {
+    std::string program;            // absolute path
+    std::vector<std::string> args;  // without argv[0]
+    // Set in the child's environment, on top of (or replacing) ours.
+    std::vector<std::pair<std::string, std::string>> env;
+  };
+
+  // Spawns; stderr is inherited (it shows in the test output), stdout is a
+  // pipe read by read_line. Only fds 0-2 reach the child, so sockets of
+  // in-process gateways never leak into it.
+  explicit ChildProcess(Options options);
+  // SIGTERM if still running, then reaps (SIGKILL after `stop_grace`).
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  bool exited() const { return exited_; }
+
+  // The next stdout line, or nullopt on EOF or when `timeout` passes first.
+  std::optional<std::string> read_line(std::chrono::milliseconds timeout);
+  // Reads lines until one contains `needle`; throws on EOF or timeout.
+  std::string wait_for_line(std::string_view needle, std::chrono::milliseconds timeout);
+
+  // Sends `signal`, then reaps the child; returns its wait status.
+  int stop(int signal, std::chrono::milliseconds grace = std::chrono::seconds(40));
+
+ private:
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  std::string buffer_;
+  bool exited_ = false;
+  int status_ = 0;
+};
+
+// The write-gateway binary with a config file of its own, for what an
+// in-process Runtime cannot show (SIGKILL). `config` is written to a temp
+// file as given; its listen port should be 0.
+class GatewayProcess {
+ public:
+  GatewayProcess(const nlohmann::json& config, bool manual_clock,
+                 std::vector<std::pair<std::string, std::string>> env = {});
+
+  std::uint16_t port() const { return port_; }
+  HttpClient client() const { return HttpClient(port_); }
+  // SIGKILL: no drain, no outcome recording; returns once the process is reaped.
+  void kill_now();
+
+ private:
+  TempDir dir_;
+  std::unique_ptr<ChildProcess> process_;
+  std::uint16_t port_ = 0;
+};
+
+}  // namespace gw::test
