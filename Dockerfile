@@ -26,7 +26,6 @@ RUN apt-get update \
  && useradd --system --no-create-home --shell /usr/sbin/nologin write-gateway
 COPY --from=build /build/bin/write-gateway /build/bin/demo-provider /usr/local/bin/
 COPY config/ /etc/write-gateway/
-COPY schema/ /usr/share/write-gateway/schema/
 # Fail the image build, not the first start, if a shared library is missing at runtime.
 RUN ! ldd /usr/local/bin/write-gateway /usr/local/bin/demo-provider | grep 'not found'
 USER write-gateway

@@ -4,6 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -110,8 +114,8 @@ std::vector<StatusRange> status_ranges(const json& v, const std::string& path) {
     } else {
       fail(item, "must be a status or a \"first-last\" range");
     }
-    if (r.first < 100 || r.last > 599 || r.first > r.last) fail(item, "must lie within 100-599");
     if (r.first <= 299 && r.last >= 200) fail(item, "2xx always means succeeded");
+    if (r.first < 300 || r.last > 599 || r.first > r.last) fail(item, "must lie within 300-599");
     out.push_back(r);
   }
   return out;
@@ -147,6 +151,11 @@ void parse_base_url(const std::string& url, ProviderConfig& p, const std::string
   if (p.host.empty()) fail(path, "host is empty");
 }
 
+// Printable ASCII and spaces: safe inside an HTTP header value.
+bool is_header_value(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= 32 && c <= 126; });
+}
+
 bool is_token_char_string(const std::string& s) {
   if (s.empty()) return false;
   for (unsigned char c : s)
@@ -176,7 +185,9 @@ ProviderConfig parse_provider(const json& j, const std::string& path) {
     co.string("prefix", p.credential_prefix);
     co.string("env", p.credential_env, true);
     if (!is_token_char_string(p.credential_header)) fail(co.at("header"), "must be a header name");
+    if (!is_header_value(p.credential_prefix)) fail(co.at("prefix"), "must be printable ASCII");
     p.credential = env_value(p.credential_env, co.at("env"));
+    if (!is_header_value(p.credential)) fail(co.at("env"), "the credential must be printable ASCII");
   } else {
     fail(o.at("credential"), "is required (the provider credential comes from an environment variable)");
   }
@@ -206,6 +217,10 @@ ProviderConfig parse_provider(const json& j, const std::string& path) {
     Object co(*c, o.at("outcomes"));
     if (auto r = co.get("rejected")) p.outcomes.rejected = status_ranges(*r, co.at("rejected"));
     if (auto n = co.get("not_executed")) p.outcomes.not_executed = status_ranges(*n, co.at("not_executed"));
+    for (auto r : p.outcomes.rejected)
+      for (auto n : p.outcomes.not_executed)
+        if (r.first <= n.last && n.first <= r.last)
+          fail(co.at("not_executed"), "overlaps the rejected statuses: a status has one meaning");
   }
   return p;
 }
@@ -221,6 +236,10 @@ Config parse_config(const std::string& text) {
     Object o(*l, "$.listen");
     o.string("address", c.listen.address);
     o.integer("port", c.listen.port, 0, 65535);
+    unsigned char ip[16];
+    if (inet_pton(AF_INET, c.listen.address.c_str(), ip) != 1 &&
+        inet_pton(AF_INET6, c.listen.address.c_str(), ip) != 1)
+      fail("$.listen.address", "must be an IPv4 or IPv6 address");
   }
   if (auto d = root.get("database")) {
     Object o(*d, "$.database");

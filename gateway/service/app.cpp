@@ -73,24 +73,28 @@ void App::dispatch(const CallPtr& call) {
       return proxy(call);
     }
   }
-  if (s.size() == 3 && s[0] == "v1" && s[1] == "admin" && s[2] == "clock")
+  // Without the explicit manual-clock option this route does not exist at all.
+  if (s.size() == 3 && s[0] == "v1" && s[1] == "admin" && s[2] == "clock" && deps_.authority.clock().manual())
     return only("POST", "admin_clock", &App::set_clock);
   finish(call, http::problem(Code::not_found, "no such route"));
 }
 
 void App::finish(const CallPtr& call, http::Response response) {
   response.set("X-Request-Id", call->request_id);
-  auto code = response.header("Gateway-Status").value_or("none");
+  // Provider replies passed through for unprotected methods carry no code.
+  auto code = response.header("Gateway-Status").value_or("passthrough");
   deps_.metrics.count_reply(call->route, code, std::chrono::steady_clock::now() - call->started);
   auto done = std::move(call->done);
   done(std::move(response));
 }
 
-void App::on_database(const CallPtr& call, std::function<std::optional<http::Response>(Session&)> work) {
-  auto unavailable = [this, call] {
+void App::on_database(const CallPtr& call, std::function<std::optional<http::Response>(Session&)> work,
+                      std::optional<http::Response> if_unavailable) {
+  auto unavailable = [this, call, if_unavailable] {
     deps_.metrics.count_event("authority_unavailable");
-    finish(call, http::problem(Code::authority_unavailable,
-                               "the authority did not answer; nothing was changed or forwarded"));
+    finish(call, if_unavailable ? *if_unavailable
+                                : http::problem(Code::authority_unavailable,
+                                                "the authority did not answer; nothing was forwarded"));
   };
   deps_.pool.submit(Pool::Job{
       [this, call, work = std::move(work), unavailable](Session& session) {

@@ -52,7 +52,10 @@ class App {
   // Runs `work` on a database worker; AuthorityUnavailable and a full or
   // stopped pool answer 503 authority_unavailable, a Rejection its code.
   // A work that returns nullopt has taken the call over and finishes it.
-  void on_database(const CallPtr& call, std::function<std::optional<http::Response>(Session&)> work);
+  // `if_unavailable` replaces the 503 when the work may already have had
+  // effects elsewhere (the outcome of a forwarded request).
+  void on_database(const CallPtr& call, std::function<std::optional<http::Response>(Session&)> work,
+                   std::optional<http::Response> if_unavailable = std::nullopt);
 
   const Principal& require_principal(Call& call);
   const Principal& require_agent_for(Call& call, const std::string& tenant);

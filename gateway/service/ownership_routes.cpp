@@ -3,6 +3,7 @@
 #include "http/problem.hpp"
 #include "service/app.hpp"
 #include "service/json_body.hpp"
+#include "service/refusal.hpp"
 #include "service/rejection.hpp"
 
 namespace gw {
@@ -11,27 +12,6 @@ namespace {
 nlohmann::json grant_json(const GrantIdentity& g, std::int64_t expires_at_ms) {
   return {{"realm", g.realm},   {"tenant", g.scope.tenant}, {"task", g.scope.task},
           {"owner", g.owner},   {"epoch", g.epoch},         {"expires_at_ms", expires_at_ms}};
-}
-
-http::Response refusal(Code code) {
-  switch (code) {
-    case Code::busy:
-      return http::problem(code, "another lease on this task has not expired; claim again after it ends");
-    case Code::stale_owner:
-      return http::problem(code, "this grant is not the task's current one; claim the task again");
-    case Code::expired_owner:
-      return http::problem(code, "this grant expired; claim the task again for a new epoch");
-    case Code::authority_generation_mismatch:
-      return http::problem(code, "this grant was issued by another authority realm");
-    case Code::scope_mismatch:
-      return http::problem(code, "this grant is for another tenant or task than the path");
-    case Code::epoch_exhausted:
-      return http::problem(code, "the realm has issued its last epoch");
-    case Code::invalid_request:
-      return http::problem(code, "lease_ms would end the lease past 2^63-1 ms");
-    default:
-      return http::problem(code, std::string(title(code)));
-  }
 }
 
 }  // namespace

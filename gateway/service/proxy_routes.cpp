@@ -12,6 +12,7 @@
 #include "service/app.hpp"
 #include "service/forwarding.hpp"
 #include "service/json_body.hpp"
+#include "service/refusal.hpp"
 #include "service/rejection.hpp"
 #include "upstream/client.hpp"
 
@@ -51,32 +52,12 @@ http::Response replay(const StoredOperation& op) {
   return r;
 }
 
-http::Response admission_refusal(Code code) {
-  switch (code) {
-    case Code::operation_conflict:
-      return http::problem(code, "this Idempotency-Key was used with a different request; use a new key");
-    case Code::operation_in_flight:
-      return http::problem(code, "this operation is being forwarded now; retry later for its result");
-    case Code::unresolved_operation:
-      return http::problem(code, "another operation of this task has no known outcome yet");
-    case Code::version_conflict:
-      return http::problem(code, "Expected-Version is not the task's business version");
-    case Code::unknown_outcome:
-      return http::problem(code, "this operation's outcome is unknown and is held for reconciliation; "
-                                 "it is never resent");
-    case Code::version_exhausted:
-      return http::problem(code, "the task's business version is at 2^63-1");
-    case Code::stale_owner:
-      return http::problem(code, "this grant is not the task's current one");
-    case Code::expired_owner:
-      return http::problem(code, "this grant expired; claim the task again");
-    case Code::authority_generation_mismatch:
-      return http::problem(code, "this grant was issued by another authority realm");
-    case Code::scope_mismatch:
-      return http::problem(code, "this grant is for another tenant or task than the path");
-    default:
-      return http::problem(code, std::string(title(code)));
-  }
+
+// The provider was called but the outcome could not be written down.
+http::Response unrecorded_outcome() {
+  return http::problem(Code::unknown_outcome,
+                       "the request was forwarded but its outcome could not be recorded; the operation "
+                       "is held for reconciliation and will not be resent");
 }
 
 }  // namespace
@@ -162,7 +143,7 @@ void App::proxy(const CallPtr& call) {
     auto admitted = deps_.ledger.admit(session, a);
     switch (admitted.decision.action) {
       case Admission::reject:
-        return admission_refusal(admitted.decision.code);
+        return refusal(admitted.decision.code);
       case Admission::replay:
         return replay(*admitted.recorded);
       case Admission::admit_new:
@@ -217,23 +198,32 @@ void App::record(const std::shared_ptr<ProxyCall>& p, upstream::Result result) {
                                         static_cast<std::int64_t>(body.size())};
   }
   auto body = result.response ? std::move(result.response->body) : std::string();
-  on_database(p->call, [this, p, outcome = std::move(outcome), headers = std::move(headers),
+  on_database(
+      p->call, [this, p, outcome = std::move(outcome), headers = std::move(headers),
                         body = std::move(body)](Session& session) mutable -> std::optional<http::Response> {
     // The provider may have acted: losing this record would lose the effect,
-    // so a database hiccup gets a few more tries before the operation is
-    // left in flight for the reconciliation sweep.
+    // so a database hiccup gets a few more tries. If they all fail, the
+    // operation stays in flight for reconciliation and the agent is told the
+    // outcome is unknown to it (never "nothing was forwarded": it was).
     OutcomeResult recorded;
     for (int attempt = 1;; ++attempt) {
       try {
         recorded = deps_.ledger.record_outcome(session, outcome, p->token);
         break;
-      } catch (const AuthorityUnavailable&) {
-        if (attempt == 3) throw;
+      } catch (const AuthorityUnavailable& e) {
+        if (attempt == 3) {
+          std::cerr << "request " << p->call->request_id << ": outcome not recorded: " << e.what() << std::endl;
+          return unrecorded_outcome();
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
       }
     }
+    // Settled by another path (our own commit that was in doubt, or a
+    // sweep): the ledger has the answer, an exact retry reads it.
     if (!recorded.recorded)
-      return http::problem(Code::operation_in_flight, "this attempt's outcome was already settled elsewhere");
+      return http::problem(Code::unknown_outcome,
+                           "this attempt's outcome was settled elsewhere; retry with the same "
+                           "Idempotency-Key to read the recorded result");
     // Only the task's current owner may see the result (rules 2-6 at reply time).
     if (recorded.reply_gate != Code::ok)
       return http::problem(recorded.reply_gate,
@@ -265,7 +255,7 @@ void App::record(const std::shared_ptr<ProxyCall>& p, upstream::Result result) {
                              "the provider's outcome is unknown; the operation is held for reconciliation "
                              "and will not be resent");
     }
-  });
+  }, unrecorded_outcome());
 }
 
 void App::operation_receipt(const CallPtr& call) {
@@ -280,7 +270,7 @@ void App::operation_receipt(const CallPtr& call) {
   on_database(call, [this, scope, token, id](Session& session) -> std::optional<http::Response> {
     auto r = deps_.ledger.receipt(session, scope, token, id);
     if (r.code == Code::not_found) return http::problem(Code::not_found, "no operation with this id on this task");
-    if (r.code != Code::ok) return admission_refusal(r.code);
+    if (r.code != Code::ok) return refusal(r.code);
     const auto& op = *r.operation;
     nlohmann::json receipt{{"id", id},
                            {"state", name(op.state)},

@@ -119,16 +119,24 @@ void Runtime::stop(std::chrono::milliseconds drain) {
   auto& m = *impl_;
   if (!m.server) return;
   m.server->stop_accepting();
-  auto deadline = std::chrono::steady_clock::now() + drain;
-  while (m.server->active_requests() > 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto settle = [&m](std::chrono::milliseconds within) {
+    auto deadline = std::chrono::steady_clock::now() + within;
+    while (m.server->active_requests() > 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  };
+  settle(drain);
+  // Requests still waiting for a provider connection fail as unsent; give
+  // their not_executed outcomes a moment to be recorded before the
+  // database workers stop. Anything still in flight after that stays
+  // in_flight in the ledger, for reconciliation.
+  m.upstream->shutdown();
+  settle(std::min(drain, std::chrono::milliseconds(2000)));
   {
     std::lock_guard lock(m.ticker_mutex);
     m.ticker_stop = true;
   }
   m.ticker_wake.notify_all();
   if (m.ticker.joinable()) m.ticker.join();
-  m.upstream->shutdown();
   m.pool->stop();
   m.work.reset();
   m.io.stop();

@@ -94,3 +94,25 @@ TEST_CASE("config: providers with base URL, credential env and outcome rules") {
   bad["providers"][0]["credential"]["env"] = "GW_TEST_UNSET_VAR";
   CHECK(error_of(bad).find("$.providers[0].credential.env") != std::string::npos);
 }
+
+TEST_CASE("config: listen address, header-safe credentials and non-overlapping outcome lists") {
+  auto j = minimal();
+  j["listen"] = {{"address", "localhost:80"}};
+  CHECK(error_of(j).find("$.listen.address") != std::string::npos);
+  j["listen"] = {{"address", "::1"}};
+  CHECK(error_of(j).empty());
+
+  ::setenv("GW_TEST_CRM_KEY", "k", 1);
+  auto p = minimal();
+  p["providers"] = {{{"name", "crm"}, {"base_url", "http://127.0.0.1:9102"}, {"credential", {{"env", "GW_TEST_CRM_KEY"}}}}};
+  CHECK(error_of(p).empty());
+  auto bad = p;
+  bad["providers"][0]["credential"]["prefix"] = "Bearer\r\nX-Injected: 1 ";
+  CHECK(error_of(bad).find("$.providers[0].credential.prefix") != std::string::npos);
+  bad = p;
+  bad["providers"][0]["outcomes"] = {{"rejected", {"400-499"}}};  // the default not_executed has 408 and 429
+  CHECK(error_of(bad).find("overlaps") != std::string::npos);
+  bad = p;
+  bad["providers"][0]["outcomes"] = {{"not_executed", {"100-199"}}};
+  CHECK(error_of(bad).find("300-599") != std::string::npos);
+}

@@ -21,7 +21,7 @@ TEST_CASE("labels: 1 to 80 printable ASCII characters") {
   CHECK_FALSE(is_label("del\x7f"));
 }
 
-TEST_CASE("integers: 0 to 2^63-1; booleans, floats, strings and negatives are not") {
+TEST_CASE("integers: 0 to 2^63-1, booleans, floats, strings and negatives are not") {
   CHECK(json_integer(json::parse("0")) == 0);
   CHECK(json_integer(json::parse("9223372036854775807")) == INT64_MAX);
   CHECK_FALSE(json_integer(json::parse("9223372036854775808")));  // 2^63

@@ -68,7 +68,7 @@ TEST_CASE("decide_renew: rule 3, never shortens, cannot revive") {
   CHECK(decide_renew(Code::ok, stored, INT64_MAX - 1, 2).code == Code::invalid_request);
 }
 
-TEST_CASE("decide_release: rule 3, only the current grant; the lease ends now") {
+TEST_CASE("decide_release: rule 3, only the current grant, the lease ends now") {
   CHECK(decide_release(Code::ok, 12).code == Code::released);
   CHECK(decide_release(Code::ok, 12).expires_at_ms == 12);
   CHECK(decide_release(Code::stale_owner, 12).code == Code::stale_owner);

@@ -103,7 +103,7 @@ TEST_CASE("rule 3: renew never shortens the lease and cannot revive an expired g
   CHECK(again.code() == "granted");  // the same owner claims again, with a new epoch
 }
 
-TEST_CASE("rule 3: release ends the lease now; a late release never ends a newer lease") {
+TEST_CASE("rule 3: release ends the lease now, a late release never ends a newer lease") {
   Gateway g;
   g.set_clock(0);
   auto old_token = g.claim("tenant-a", "task-a", "region-a", 100)["grant_token"].get<std::string>();
@@ -162,7 +162,7 @@ TEST_CASE("rule 6: a grant for another tenant or task than the path is scope_mis
   check_problem(renew(g, "task-a", token, 10, "tenant-c"), 409, "scope_mismatch");
 }
 
-TEST_CASE("rule 7: an agent token is bound to its tenants; another tenant's path is forbidden") {
+TEST_CASE("rule 7: an agent token is bound to its tenants, another tenant's path is forbidden") {
   Gateway g;
   g.set_clock(0);
   check_problem(claim(g, "task-a", "region-a", 10, "tenant-b", agent_a), 403, "forbidden");

@@ -33,7 +33,7 @@ TEST_CASE("metrics are Prometheus text with replies by route and code") {
   CHECK(r.body.find("gateway_db_pool_connections 8") != std::string::npos);
 }
 
-TEST_CASE("manual clock: operator only; rollback refused; a boolean is not a time") {
+TEST_CASE("manual clock: operator only, rollback refused, a boolean is not a time") {
   Gateway g;
   auto as = [&](const std::string& token, const nlohmann::json& body) {
     return g.client().post_json("/v1/admin/clock", body, token);

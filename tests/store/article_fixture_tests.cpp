@@ -56,7 +56,7 @@ TEST_CASE("fixture: the current owner renews, commits once, then retries exactly
   CHECK(s.f.commit(s.new_grant, intent, 12) == Code::historical_retry);
 }
 
-TEST_CASE("fixture: exact retry replays; a changed payload is operation_conflict") {
+TEST_CASE("fixture: exact retry replays, a changed payload is operation_conflict") {
   Regrant s;
   s.regrant();
   REQUIRE(s.f.commit(s.new_grant, intent, 12) == Code::committed);
@@ -117,7 +117,7 @@ TEST_CASE("fixture: a grant from another realm is authority_generation_mismatch"
   CHECK(fresh.commit(latest, intent, 21) == Code::authority_generation_mismatch);
 }
 
-TEST_CASE("fixture: renewal cannot revive; reclaiming gets a new epoch") {
+TEST_CASE("fixture: renewal cannot revive, reclaiming gets a new epoch") {
   StoreFixture f;
   auto same_owner = f.claim("tenant-a", "task-b", "region-c", 30, 1);
   f.at(31);

@@ -89,7 +89,7 @@ TEST_CASE("the clock floor advances to the database clock and never back") {
   CHECK(std::stoll(f.db.scalar("SELECT clock_floor_ms FROM authority")) == floor1 + 3'600'000);
 }
 
-TEST_CASE("release ends the lease now; a late release never ends a newer lease") {
+TEST_CASE("release ends the lease now, a late release never ends a newer lease") {
   StoreFixture f;
   auto a = f.claim("tenant-a", "task-a", "region-a", 0, 10);
   f.at(5);

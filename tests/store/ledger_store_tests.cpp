@@ -85,7 +85,7 @@ TEST_CASE("outcome unknown: the task is held and the operation is never resent")
   CHECK(f.db.scalar("SELECT attempts FROM operations") == "1");
 }
 
-TEST_CASE("an in-flight operation holds the task; its exact retry is operation_in_flight") {
+TEST_CASE("an in-flight operation holds the task, its exact retry is operation_in_flight") {
   StoreFixture f;
   auto g = f.claim("tenant-a", "task-a", "region-a", 0, 100);
   f.at(1);

@@ -1,0 +1,28 @@
+-- History the benchmarks start from (bench/run.sh runs it once, after the gateway's
+-- migrations, before any measurement): :tasks finished tasks of tenant-a with :ops committed
+-- operations each. Under SERIALIZABLE, PostgreSQL locks B-tree reads by leaf page: on empty
+-- tables every transaction's keys share a few pages and conflict, which measures the first
+-- seconds of a new database rather than a running one.
+-- psql -v tasks=N -v ops=M -f bench/pgbench_seed.sql
+INSERT INTO tasks (tenant, task, owner, epoch, secret_hash, expires_at_ms, granted_at_ms)
+SELECT 'tenant-a', md5('seed-' || g), 'seed', nextval('epoch_seq'), sha256('seed'::bytea), 0, 0
+FROM generate_series(1, :tasks) AS g;
+
+INSERT INTO task_ledger (tenant, task, version)
+SELECT 'tenant-a', md5('seed-' || g), :ops FROM generate_series(1, :tasks) AS g;
+
+INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target, expected_version,
+                        upstream_key, state, attempts, created_ms, updated_ms, committed_version,
+                        response_status, response_headers, response_body, response_sha256, response_length)
+SELECT 'tenant-a', md5('seed-' || g), md5('op-' || g || '-' || v), sha256(('op-' || g || '-' || v)::bytea),
+       'POST', 'booking', '/bookings', v - 1, 'gw1-seed-' || g || '-' || v, 'succeeded', 1, 0, 0, v,
+       201, '[["Content-Type","application/json"]]'::jsonb, convert_to(repeat('b', 90), 'UTF8'),
+       sha256(convert_to(repeat('b', 90), 'UTF8')), 90
+FROM generate_series(1, :tasks) AS g, generate_series(1, :ops) AS v;
+
+INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms,
+                                outcome, outcome_ms, upstream_status, detail)
+SELECT o.tenant, o.task, o.op_id, 1, a.realm, 'seed', t.epoch, 0, 'succeeded', 0, 201, 'provider replied 201'
+FROM operations o JOIN tasks t USING (tenant, task) CROSS JOIN authority a;
+
+ANALYZE;

@@ -1,0 +1,69 @@
+// The write-gateway process killed (SIGKILL: no drain, no outcome record)
+// while a protected request is upstream. The admission was committed before
+// forwarding, so the ledger still holds the operation in flight, and a
+// restarted gateway on the same database neither forgets nor resends it.
+#include "proxy/proxy_fixture.hpp"
+
+#include "support/process.hpp"
+
+#include <future>
+
+using namespace gw;
+using namespace gw::test;
+
+TEST_CASE("SIGKILL while upstream: the operation stays in_flight and a restarted gateway never resends it") {
+  TestDatabase db;
+  ProviderProcess provider;
+  auto config = test_config_json(db.url());
+  ProviderSettings settings;
+  settings.request_timeout_ms = 30000;
+  config["providers"] = nlohmann::json::array({booking_provider_config(provider, settings)});
+  const std::vector<std::pair<std::string, std::string>> env{{booking_credential_env, provider_credential}};
+  const auto key = upstream_key("tenant-a", "task-a", "op-1");
+  auto state = [&] { return db.scalar("SELECT state FROM operations WHERE op_id = 'op-1'"); };
+
+  Write w;
+  w.key = "op-1";
+  w.body = booking_body("slot-1");
+  {
+    GatewayProcess first(config, true, env);
+    auto c = first.client();
+    auto claimed = c.post_json(task_path("tenant-a", "task-a", "claim"), {{"owner", "region-a"}, {"lease_ms", 600000}},
+                               agent_a);
+    REQUIRE(claimed.code() == "granted");
+    w.grant = grant_token(claimed.json());
+
+    // Long enough to kill the gateway while the request is upstream.
+    provider.set_fault("delay", 4000, 1);
+    auto in_flight = std::async(std::launch::async, [&, port = first.port()] {
+      HttpClient own(port);
+      try {
+        return send(own, w).status;
+      } catch (const std::exception&) {
+        return 0u;  // the gateway died under it: no reply at all
+      }
+    });
+    REQUIRE(provider.wait_for_requests([](const nlohmann::json& r) { return r.size() == 1; }));
+    first.kill_now();
+    CHECK(in_flight.get() == 0u);
+  }
+  CHECK(state() == "in_flight");
+
+  GatewayProcess second(config, true, env);
+  auto c = second.client();
+  check_problem(send(c, w), 409, "operation_in_flight");
+  Write other = w;
+  other.key = "op-2";
+  other.body = booking_body("slot-2");
+  check_problem(send(c, other), 409, "unresolved_operation");
+  CHECK(provider.requests_with_key(key) == 1);
+
+  // The provider does execute it when its pause ends; still nothing is resent.
+  CHECK(provider.wait_for_effects([&](const nlohmann::json& e) { return e["by_key"].contains(key); }));
+  CHECK(provider.effects_for(key) == 1);
+  check_problem(send(c, w), 409, "operation_in_flight");
+  CHECK(provider.requests_with_key(key) == 1);
+  CHECK(provider.requests().size() == 1);
+  CHECK(state() == "in_flight");
+  CHECK(db.scalar("SELECT attempts FROM operations WHERE op_id = 'op-1'") == "1");
+}

@@ -1,0 +1,87 @@
+#include "proxy/proxy_fixture.hpp"
+
+#include "core/base64url.hpp"
+#include "core/fingerprint.hpp"
+
+#include <strings.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace gw::test {
+
+nlohmann::json booking_provider_config(const ProviderProcess& provider, const ProviderSettings& s) {
+  nlohmann::json p{{"name", "booking"},
+                   {"base_url", provider.base_url()},
+                   {"credential", {{"env", booking_credential_env}}},
+                   {"request_timeout_ms", s.request_timeout_ms},
+                   {"connect_timeout_ms", s.connect_timeout_ms},
+                   {"max_request_body_bytes", s.max_request_body_bytes}};
+  if (!s.outcomes.is_null()) p["outcomes"] = s.outcomes;
+  return p;
+}
+
+GatewayOptions proxy_options(const ProviderProcess& provider, const ProviderSettings& settings, bool manual_clock) {
+  // setenv races with getenv in other threads (libpq reads its variables in
+  // the gateway's workers): set the one value once, while no gateway runs.
+  static std::once_flag once;
+  std::call_once(once, [] { ::setenv(booking_credential_env.c_str(), provider_credential.c_str(), 1); });
+  auto entry = booking_provider_config(provider, settings);
+  return GatewayOptions{manual_clock, [entry](nlohmann::json& c) { c["providers"] = nlohmann::json::array({entry}); }};
+}
+
+ProxyRig::ProxyRig(ProviderSettings settings, bool manual_clock)
+    : provider(), gateway(proxy_options(provider, settings, manual_clock)) {}
+
+std::string proxy_path(const Write& w) {
+  return task_path(w.tenant, w.task, "providers/" + w.provider) + w.rest;
+}
+
+Reply send(HttpClient& client, const Write& w, const Headers& extra) {
+  Headers h;
+  if (!w.agent.empty()) h.emplace_back("Authorization", "Bearer " + w.agent);
+  if (!w.grant.empty()) h.emplace_back("Fence-Grant", w.grant);
+  if (!w.key.empty()) h.emplace_back("Idempotency-Key", w.key);
+  if (w.expected_version) h.emplace_back("Expected-Version", std::to_string(*w.expected_version));
+  if (!w.body.empty()) h.emplace_back("Content-Type", "application/json");
+  h.insert(h.end(), extra.begin(), extra.end());
+  return client.request(w.method, proxy_path(w), h, w.body);
+}
+
+std::string booking_body(const std::string& slot, const std::string& customer) {
+  return nlohmann::json{{"slot", slot}, {"customer", customer}}.dump();
+}
+
+std::string upstream_key(const std::string& tenant, const std::string& task, const std::string& operation) {
+  return upstream_idempotency_key(tenant, task, operation);
+}
+
+std::string grant_token(const nlohmann::json& claim_reply) { return claim_reply["grant_token"].get<std::string>(); }
+
+std::string forge(const std::string& token, const std::string& field, const nlohmann::json& value) {
+  auto j = nlohmann::json::parse(*base64url_decode(token));
+  j[field] = value;
+  return base64url_encode(j.dump());
+}
+
+void check_problem(const Reply& r, unsigned status, const std::string& code) {
+  CHECK_MESSAGE(r.status == status, r.body);
+  CHECK(r.code() == code);
+  CHECK(r.header("Content-Type") == "application/problem+json");
+  auto j = r.json();
+  CHECK(j["status"] == status);
+  CHECK(j["code"] == code);
+}
+
+Headers replayable_headers(const Reply& r) {
+  Headers out;
+  for (const auto& [k, v] : r.headers) {
+    if (strcasecmp(k.c_str(), "Gateway-Status") == 0 || strcasecmp(k.c_str(), "Idempotent-Replayed") == 0 ||
+        strcasecmp(k.c_str(), "X-Request-Id") == 0)
+      continue;
+    out.emplace_back(k, v);
+  }
+  return out;
+}
+
+}  // namespace gw::test
