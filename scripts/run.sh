@@ -21,16 +21,8 @@ provider_pids=()
 
 # shellcheck disable=SC2317 # reached from cleanup, which the traps call
 # Stop a child with TERM, then KILL if it has not exited after $2 seconds.
-stop_pid() {
-  local pid=$1 grace=$2 _
-  kill -TERM "$pid" 2>/dev/null || return 0
-  for _ in $(seq 1 $((grace * 10))); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -KILL "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-}
+# shellcheck source=scripts/lib.sh
+source "$repo/scripts/lib.sh"
 
 # shellcheck disable=SC2317 # called by the traps
 cleanup() {

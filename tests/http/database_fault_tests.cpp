@@ -2,53 +2,16 @@
 // Every reply meanwhile is a correct answer or authority_unavailable (never
 // a 500, never a hang), and the same gateway recovers without a restart.
 #include "support/gateway_fixture.hpp"
+#include "support/private_cluster.hpp"
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <mutex>
 #include <thread>
 
 using namespace gw;
 using namespace gw::test;
-
-namespace {
-
-// A PostgreSQL cluster of this test's own, so stopping it disturbs no other test.
-class PrivateCluster {
- public:
-  PrivateCluster() {
-    const char* script = std::getenv("GATEWAY_TEST_PG_SCRIPT");
-    REQUIRE_MESSAGE(script, "GATEWAY_TEST_PG_SCRIPT is not set: run the tests through scripts/test.sh");
-    script_ = script;
-    boost::asio::io_context io;
-    boost::asio::ip::tcp::acceptor probe(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
-    port_ = std::to_string(probe.local_endpoint().port());
-    probe.close();
-    dir_ = (std::filesystem::temp_directory_path() / ("gw-fault-pg-" + port_)).string();
-    run("destroy");
-    REQUIRE(run("start " + port_) == 0);
-  }
-  ~PrivateCluster() { run("destroy"); }
-
-  int run(const std::string& verb_and_args) const {
-    auto space = verb_and_args.find(' ');
-    auto verb = verb_and_args.substr(0, space);
-    auto rest = space == std::string::npos ? "" : verb_and_args.substr(space);
-    return std::system((script_ + " " + verb + " " + dir_ + rest + " >/dev/null 2>&1").c_str());
-  }
-  const std::string& port() const { return port_; }
-  std::string url() const { return "host=127.0.0.1 port=" + port_ + " user=postgres dbname=postgres"; }
-
- private:
-  std::string script_, dir_, port_;
-};
-
-}  // namespace
 
 TEST_CASE("database stopped while requests run: authority_unavailable or a correct answer, then recovery") {
   PrivateCluster pg;
@@ -81,12 +44,12 @@ TEST_CASE("database stopped while requests run: authority_unavailable or a corre
     });
 
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  REQUIRE(pg.run("stop") == 0);
+  pg.stop();
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   auto down = g.client().get("/readyz", "");
   CHECK(down.status == 503);
   CHECK(down.code() == "authority_unavailable");
-  REQUIRE(pg.run("start " + pg.port()) == 0);
+  pg.start();
   // The same gateway process must answer again by itself.
   bool recovered = false;
   for (int attempt = 0; attempt < 120 && !recovered; ++attempt) {

@@ -8,10 +8,9 @@
 #include "proxy/proxy_fixture.hpp"
 
 #include "core/base64url.hpp"
+#include "support/private_cluster.hpp"
 #include "support/process.hpp"
 
-#include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <thread>
 
@@ -109,29 +108,6 @@ struct Article {
   }
 };
 
-// A PostgreSQL cluster of this test's own, so stopping it disturbs nobody.
-class PrivateCluster {
- public:
-  PrivateCluster() : port_(std::to_string(free_tcp_port())) {
-    const char* script = std::getenv("GATEWAY_TEST_PG_SCRIPT");
-    REQUIRE_MESSAGE(script, "GATEWAY_TEST_PG_SCRIPT is not set: run the tests through scripts/test.sh");
-    script_ = script;
-    dir_ = (std::filesystem::temp_directory_path() / ("gw-proxy-pg-" + port_)).string();
-    run("destroy");
-    REQUIRE(run("start", port_) == 0);
-  }
-  ~PrivateCluster() { run("destroy"); }
-
-  int run(const std::string& verb, const std::string& args = "") const {
-    return std::system((script_ + " " + verb + " " + dir_ + " " + args + " >/dev/null 2>&1").c_str());
-  }
-  void stop() const { REQUIRE(run("stop") == 0); }
-  void start() const { REQUIRE(run("start", port_) == 0); }
-  std::string url() const { return "host=127.0.0.1 port=" + port_ + " user=postgres dbname=postgres"; }
-
- private:
-  std::string port_, script_, dir_;
-};
 
 }  // namespace
 

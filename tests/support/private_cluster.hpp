@@ -1,0 +1,26 @@
+// A PostgreSQL cluster of one test's own (scripts/pg.sh, from
+// GATEWAY_TEST_PG_SCRIPT), so the test can stop and start the database as a
+// real fault without disturbing any other test. Destroyed afterwards.
+#pragma once
+
+#include <string>
+
+namespace gw::test {
+
+class PrivateCluster {
+ public:
+  PrivateCluster();
+  ~PrivateCluster();
+  PrivateCluster(const PrivateCluster&) = delete;
+  PrivateCluster& operator=(const PrivateCluster&) = delete;
+
+  void stop() const;   // pg_ctl stop -m fast: connections are cut
+  void start() const;  // on the same port and data directory
+  std::string url() const;
+
+ private:
+  int run(const std::string& verb, const std::string& args = "") const;
+  std::string script_, dir_, port_;
+};
+
+}  // namespace gw::test
