@@ -117,13 +117,24 @@ TEST_CASE("fixture: a grant from another realm is authority_generation_mismatch"
   CHECK(fresh.commit(latest, intent, 21) == Code::authority_generation_mismatch);
 }
 
-TEST_CASE("fixture: renewal cannot revive, reclaiming gets a new epoch") {
+TEST_CASE("fixture: renewal cannot revive an expired grant") {
   StoreFixture f;
   auto same_owner = f.claim("tenant-a", "task-b", "region-c", 30, 1);
   f.at(31);
   CHECK(f.authority.renew(f.session, {"tenant-a", "task-b"}, same_owner, 10).code == Code::expired_owner);
+  CHECK(f.authority.view(f.session, {"tenant-a", "task-b"})->expires_at_ms == 31);
+}
+
+TEST_CASE("fixture: reclaiming after expiry gets a new epoch") {
+  StoreFixture f;
+  auto same_owner = f.claim("tenant-a", "task-b", "region-c", 30, 1);
+  f.at(31);
+  REQUIRE(f.authority.renew(f.session, {"tenant-a", "task-b"}, same_owner, 10).code == Code::expired_owner);
   auto reclaimed = f.claim("tenant-a", "task-b", "region-c", 31, 10);
   CHECK(reclaimed.identity.epoch > same_owner.identity.epoch);
+  // The old grant stays dead: the new generation does not authorize it.
+  f.at(32);
+  CHECK(f.authority.renew(f.session, {"tenant-a", "task-b"}, same_owner, 10).code == Code::stale_owner);
 }
 
 TEST_CASE("fixture: the authority clock cannot roll back") {
