@@ -97,6 +97,18 @@ std::string upstream_target(const ProviderConfig& p, std::string_view rest, std:
   return target;
 }
 
+ProviderTarget split_provider_target(std::string_view target) {
+  ProviderTarget out;
+  auto q = target.find('?');
+  if (q != std::string_view::npos) out.query = target.substr(q);
+  auto path = target.substr(0, q);
+  // Skip "/v1/tenants/{t}/tasks/{k}/providers/{p}": seven segments.
+  std::size_t at = 0;
+  for (int segment = 0; segment < 7 && at != std::string_view::npos; ++segment) at = path.find('/', at + 1);
+  if (at != std::string_view::npos) out.rest = path.substr(at);
+  return out;
+}
+
 std::string headers_to_json(const http::Fields& headers) {
   auto j = nlohmann::json::array();
   for (const auto& [k, v] : headers) j.push_back({k, v});

@@ -46,6 +46,14 @@ http::Fields reply_headers(const http::Fields& provider_headers, const ProviderC
 // empty; `query` includes its '?' when the agent sent one.
 std::string upstream_target(const ProviderConfig& provider, std::string_view rest, std::string_view query);
 
+// Splits a proxy request target /v1/tenants/{t}/tasks/{k}/providers/{p}[rest][?query]
+// into the raw rest ("" or "/...") and query ("" or "?...").
+struct ProviderTarget {
+  std::string_view rest;
+  std::string_view query;
+};
+ProviderTarget split_provider_target(std::string_view target);
+
 // Headers kept in the ledger, as JSON [[name, value], ...] text, and back.
 std::string headers_to_json(const http::Fields& headers);
 http::Fields headers_from_json(std::string_view json);

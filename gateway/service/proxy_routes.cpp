@@ -96,20 +96,10 @@ void App::proxy(const CallPtr& call) {
     throw Rejection(Code::payload_too_large, "request body exceeds this provider's " +
                                                  std::to_string(config.max_request_body_bytes) + " bytes");
 
-  // The agent's path after /providers/{name}, raw: never decoded and re-encoded.
-  std::string_view target = rq.target;
-  std::size_t at = 0;
-  for (int slash = 0; slash < 7; ++slash) at = target.find('/', at) + 1;
-  auto path_end = target.find('?', at);
-  auto rest_end = target.find('/', at);
-  std::string_view rest, query;
-  if (rest_end != std::string_view::npos && (path_end == std::string_view::npos || rest_end < path_end))
-    rest = target.substr(rest_end, path_end == std::string_view::npos ? std::string_view::npos : path_end - rest_end);
-  if (path_end != std::string_view::npos) query = target.substr(path_end);
+  const auto [rest, query] = split_provider_target(rq.target);
   const std::string upstream_path = upstream_target(config, rest, query);
 
   p->is_protected = config.protected_methods.count(rq.method) > 0;
-  std::optional<FenceHeaders> fence;
   if (p->is_protected) {
     auto grant = rq.header("Fence-Grant");
     if (!grant) throw Rejection(Code::invalid_grant, "Fence-Grant header required for " + rq.method);

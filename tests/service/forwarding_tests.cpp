@@ -90,6 +90,20 @@ TEST_CASE("upstream target: base path, then the agent's raw path and query") {
   CHECK(upstream_target(p, "/bookings/a%20b", "") == "/api/v2/bookings/a%20b");
 }
 
+TEST_CASE("provider target: the raw rest and query after /providers/{name}") {
+  auto t = split_provider_target("/v1/tenants/t/tasks/k/providers/booking/bookings/a%2Fb?x=%2F&y=1");
+  CHECK(t.rest == "/bookings/a%2Fb");
+  CHECK(t.query == "?x=%2F&y=1");
+  t = split_provider_target("/v1/tenants/t/tasks/k/providers/booking");
+  CHECK(t.rest.empty());
+  CHECK(t.query.empty());
+  t = split_provider_target("/v1/tenants/t/tasks/k/providers/booking?q=/x");
+  CHECK(t.rest.empty());
+  CHECK(t.query == "?q=/x");
+  t = split_provider_target("/v1/tenants/t/tasks/k/providers/booking/");
+  CHECK(t.rest == "/");
+}
+
 TEST_CASE("recorded headers round-trip through their JSON form") {
   const http::Fields headers{{"Content-Type", "text/plain"}, {"X-Dup", "1"}, {"X-Dup", "2"}};
   CHECK(headers_from_json(headers_to_json(headers)) == headers);
