@@ -22,23 +22,6 @@ Reply claim(Gateway& g, const std::string& task, const std::string& owner, std::
             const std::string& tenant = "tenant-a", const std::string& agent = agent_a) {
   return g.client().post_json(task_path(tenant, task, "claim"), {{"owner", owner}, {"lease_ms", lease}}, agent);
 }
-// A token with one field changed, as a forger or a confused client would send it.
-std::string forge(const std::string& token, const std::string& key, const json& value) {
-  auto j = json::parse(*base64url_decode(token));
-  j[key] = value;
-  return base64url_encode(j.dump());
-}
-void check_problem(const Reply& r, unsigned status, const std::string& code) {
-  CHECK(r.status == status);
-  CHECK(r.code() == code);
-  CHECK(r.header("Content-Type") == "application/problem+json");
-  auto j = r.json();
-  CHECK(j["status"] == status);
-  CHECK(j["code"] == code);
-  CHECK(j["title"].is_string());
-  CHECK(j["detail"].is_string());
-}
-
 }  // namespace
 
 TEST_CASE("claim returns granted with grant, grant_token and version") {

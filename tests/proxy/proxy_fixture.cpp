@@ -1,6 +1,5 @@
 #include "proxy/proxy_fixture.hpp"
 
-#include "core/base64url.hpp"
 #include "core/fingerprint.hpp"
 
 #include <strings.h>
@@ -57,21 +56,6 @@ std::string upstream_key(const std::string& tenant, const std::string& task, con
 }
 
 std::string grant_token(const nlohmann::json& claim_reply) { return claim_reply["grant_token"].get<std::string>(); }
-
-std::string forge(const std::string& token, const std::string& field, const nlohmann::json& value) {
-  auto j = nlohmann::json::parse(*base64url_decode(token));
-  j[field] = value;
-  return base64url_encode(j.dump());
-}
-
-void check_problem(const Reply& r, unsigned status, const std::string& code) {
-  CHECK_MESSAGE(r.status == status, r.body);
-  CHECK(r.code() == code);
-  CHECK(r.header("Content-Type") == "application/problem+json");
-  auto j = r.json();
-  CHECK(j["status"] == status);
-  CHECK(j["code"] == code);
-}
 
 Headers replayable_headers(const Reply& r) {
   Headers out;

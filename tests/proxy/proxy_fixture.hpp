@@ -66,11 +66,6 @@ std::string booking_body(const std::string& slot, const std::string& customer = 
 std::string upstream_key(const std::string& tenant, const std::string& task, const std::string& operation);
 
 std::string grant_token(const nlohmann::json& claim_reply);
-// A token with one field changed, as a forger or a confused client sends it.
-std::string forge(const std::string& token, const std::string& field, const nlohmann::json& value);
-
-// A gateway-made refusal: status, Gateway-Status and problem+json body agree.
-void check_problem(const Reply& r, unsigned status, const std::string& code);
 
 // The reply, minus what legitimately differs between an original and its replay.
 Headers replayable_headers(const Reply& r);

@@ -1,5 +1,6 @@
 #include "support/gateway_fixture.hpp"
 
+#include "core/base64url.hpp"
 #include "core/digest.hpp"
 
 #include <doctest/doctest.h>
@@ -50,6 +51,23 @@ nlohmann::json Gateway::claim(const std::string& tenant, const std::string& task
   REQUIRE_MESSAGE(r.status == 200, r.body);
   REQUIRE(r.code() == "granted");
   return r.json();
+}
+
+std::string forge(const std::string& token, const std::string& field, const nlohmann::json& value) {
+  auto j = nlohmann::json::parse(*base64url_decode(token));
+  j[field] = value;
+  return base64url_encode(j.dump());
+}
+
+void check_problem(const Reply& r, unsigned status, const std::string& code) {
+  CHECK_MESSAGE(r.status == status, r.body);
+  CHECK(r.code() == code);
+  CHECK(r.header("Content-Type") == "application/problem+json");
+  auto j = r.json();
+  CHECK(j["status"] == status);
+  CHECK(j["code"] == code);
+  CHECK(j["title"].is_string());
+  CHECK(j["detail"].is_string());
 }
 
 std::string task_path(const std::string& tenant, const std::string& task, const std::string& tail) {

@@ -51,6 +51,13 @@ class Gateway {
   std::uint16_t port_ = 0;
 };
 
+// A token with one field changed, as a forger or a confused client sends it.
+std::string forge(const std::string& token, const std::string& field, const nlohmann::json& value);
+
+// A gateway-made refusal: status, Gateway-Status and the problem+json body
+// (status, code, title, detail) agree.
+void check_problem(const Reply& r, unsigned status, const std::string& code);
+
 std::string task_path(const std::string& tenant, const std::string& task, const std::string& tail = "");
 
 }  // namespace gw::test
