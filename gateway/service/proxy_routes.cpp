@@ -12,6 +12,7 @@
 #include "service/app.hpp"
 #include "service/forwarding.hpp"
 #include "service/json_body.hpp"
+#include "service/outcome_reply.hpp"
 #include "service/refusal.hpp"
 #include "service/rejection.hpp"
 #include "upstream/client.hpp"
@@ -52,13 +53,6 @@ http::Response replay(const StoredOperation& op) {
   return r;
 }
 
-
-// The provider was called but the outcome could not be written down.
-http::Response unrecorded_outcome() {
-  return http::problem(Code::unknown_outcome,
-                       "the request was forwarded but its outcome could not be recorded; the operation "
-                       "is held for reconciliation and will not be resent");
-}
 
 }  // namespace
 
@@ -180,17 +174,16 @@ void App::record(const std::shared_ptr<ProxyCall>& p, upstream::Result result) {
   OutcomeRecord outcome{p->scope, p->operation_id, p->attempt, state, std::nullopt,
                         result.response ? "provider replied " + std::to_string(*status)
                                         : std::string(upstream::to_string(result.failure)) + ": " + result.detail};
-  http::Fields headers;
+  std::optional<ProviderReply> reply;
   if (result.response) {
-    headers = reply_headers(to_fields(result.response->headers), config);
-    const auto& body = result.response->body;
-    outcome.response = RecordedResponse{*status, headers_to_json(headers), body, sha256_hex(body),
-                                        static_cast<std::int64_t>(body.size())};
+    auto& provider = *result.response;
+    reply = ProviderReply{*status, reply_headers(to_fields(provider.headers), config), std::move(provider.body)};
+    outcome.response = RecordedResponse{*status, headers_to_json(reply->headers), reply->body,
+                                        sha256_hex(reply->body), static_cast<std::int64_t>(reply->body.size())};
   }
-  auto body = result.response ? std::move(result.response->body) : std::string();
   on_database(
-      p->call, [this, p, outcome = std::move(outcome), headers = std::move(headers),
-                        body = std::move(body)](Session& session) mutable -> std::optional<http::Response> {
+      p->call, [this, p, outcome = std::move(outcome),
+                reply = std::move(reply)](Session& session) mutable -> std::optional<http::Response> {
     // The provider may have acted: losing this record would lose the effect,
     // so a database hiccup gets a few more tries. If they all fail, the
     // operation stays in flight for reconciliation and the agent is told the
@@ -203,49 +196,14 @@ void App::record(const std::shared_ptr<ProxyCall>& p, upstream::Result result) {
       } catch (const AuthorityUnavailable& e) {
         if (attempt == 3) {
           std::cerr << "request " << p->call->request_id << ": outcome not recorded: " << e.what() << std::endl;
-          return unrecorded_outcome();
+          return unrecorded_outcome_reply();
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
       }
     }
-    // Settled by another path (our own commit that was in doubt, or a
-    // sweep): the ledger has the answer, an exact retry reads it.
-    if (!recorded.recorded)
-      return http::problem(Code::unknown_outcome,
-                           "this attempt's outcome was settled elsewhere; retry with the same "
-                           "Idempotency-Key to read the recorded result");
-    // Only the task's current owner may see the result (rules 2-6 at reply time).
-    if (recorded.reply_gate != Code::ok)
-      return http::problem(recorded.reply_gate,
-                           "the outcome was recorded, but this grant is no longer the task's current one; "
-                           "the current owner can retrieve it with an exact retry");
-    switch (outcome.state) {
-      case OperationState::succeeded: {
-        auto r = provider_reply(outcome.response->status, std::move(headers), std::move(body));
-        r.set("Gateway-Status", "committed");
-        r.set("Committed-Version", std::to_string(recorded.version));
-        return r;
-      }
-      case OperationState::rejected: {
-        auto r = provider_reply(outcome.response->status, std::move(headers), std::move(body));
-        r.set("Gateway-Status", "rejected_by_provider");
-        return r;
-      }
-      case OperationState::not_executed: {
-        nlohmann::json extra = nlohmann::json::object();
-        if (outcome.response) extra["provider_status"] = outcome.response->status;
-        auto r = http::problem(Code::provider_unavailable,
-                               "the provider did not execute the request; retry with the same Idempotency-Key",
-                               extra);
-        if (auto retry = http::find_header(headers, "Retry-After")) r.set("Retry-After", std::string(*retry));
-        return r;
-      }
-      default:
-        return http::problem(Code::unknown_outcome,
-                             "the provider's outcome is unknown; the operation is held for reconciliation "
-                             "and will not be resent");
-    }
-  }, unrecorded_outcome());
+    return outcome_reply(outcome.state, std::move(reply),
+                         RecordedAttempt{recorded.recorded, recorded.reply_gate, recorded.version});
+  }, unrecorded_outcome_reply());
 }
 
 void App::operation_receipt(const CallPtr& call) {

@@ -1,3 +1,4 @@
+#include "core/digest.hpp"
 #include "core/fingerprint.hpp"
 #include "core/outcome.hpp"
 
@@ -19,6 +20,16 @@ TEST_CASE("classify_outcome: SPEC section 3's table with default rules") {
       {true, 408, OperationState::not_executed},  {true, 429, OperationState::not_executed},
       {true, 500, OperationState::unknown},       {true, 503, OperationState::unknown},
       {true, 302, OperationState::unknown},       {true, std::nullopt, OperationState::unknown},
+      // The edges of every default range, and the statuses just outside them.
+      {true, 100, OperationState::unknown},       {true, 101, OperationState::unknown},
+      {true, 199, OperationState::unknown},       {true, 300, OperationState::unknown},
+      {true, 399, OperationState::unknown},       {true, 407, OperationState::rejected},
+      {true, 410, OperationState::rejected},      {true, 428, OperationState::rejected},
+      {true, 430, OperationState::rejected},      {true, 499, OperationState::rejected},
+      {true, 599, OperationState::unknown},       {true, 600, OperationState::unknown},
+      {true, 999, OperationState::unknown},       {true, 0, OperationState::unknown},
+      // A status says the request was read, whatever the socket counted.
+      {false, 201, OperationState::succeeded},    {false, 409, OperationState::rejected},
       {false, std::nullopt, OperationState::not_executed},
   };
   for (const auto& c : cases) {
@@ -53,6 +64,29 @@ TEST_CASE("payload fingerprint covers each part and is framed") {
   // Moving a byte across a boundary changes the fingerprint too.
   PayloadParts a{"POST", "b", "/x", 0, ""}, b{"POS", "Tb", "/x", 0, ""};
   CHECK(payload_fingerprint(a) != payload_fingerprint(b));
+}
+
+// Known answers computed outside the project: tests/vectors/known_answers.py
+// derives them with Python's hashlib from the documented framing alone.
+// Fingerprints and upstream keys are stored with every operation and sent to
+// providers: a change here breaks exact retries and provider de-duplication
+// of everything recorded before an upgrade, so these values never change.
+TEST_CASE("payload fingerprint: known-answer vectors") {
+  CHECK(to_hex(payload_fingerprint({"POST", "booking", "/bookings?x=1", 0, R"({"slot":"a"})"})) ==
+        "e22749abc62547abf756953f5b60b9711620e9435ffca2a4fd1ec102c3573779");
+  CHECK(to_hex(payload_fingerprint({"DELETE", "crm", "/contacts/7", 9223372036854775807LL, ""})) ==
+        "efc15d915f5165f94ad3f6302f297789fa5081d8ed6a4a59a056f00da7529570");
+  std::string every_byte;
+  for (int b = 0; b < 256; ++b) every_byte += static_cast<char>(b);
+  CHECK(to_hex(payload_fingerprint({"PUT", "booking", "/b", 42, every_byte})) ==
+        "5495a6832f835db5df811e136f6224f4963032e26bfaf1bc8168e6f26ad39f3f");
+}
+
+TEST_CASE("upstream idempotency key: known-answer vectors") {
+  // "gw1-" + unpadded base64url of SHA-256 over the same framing.
+  CHECK(upstream_idempotency_key("tenant-a", "task-a", "op-1") == "gw1-ERufnr0CkJVT8gT92m4nfw7BMv2cWn-fQFnXTGjrbxo");
+  CHECK(upstream_idempotency_key("tenant-b", "trip-42", "book-slot-9am") ==
+        "gw1-b7KNTIOlFFZRB6MLNS444TzGnM5N1ehVxoitmyB6Vcg");
 }
 
 TEST_CASE("upstream idempotency key is stable and scoped per tenant and task") {

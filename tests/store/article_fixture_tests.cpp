@@ -1,9 +1,10 @@
 // Every fixture of the reference article, at the store level, tick by tick
 // on the manual authority clock. Each TEST_CASE replays the article's
 // sequence up to the assertion it is named after.
-#include "service/json_body.hpp"
-#include "service/rejection.hpp"
 #include "store/store_fixture.hpp"
+#include "support/gateway_fixture.hpp"
+
+#include <pqxx/pqxx>
 
 using namespace gw;
 using namespace gw::test;
@@ -78,12 +79,23 @@ TEST_CASE("fixture: unavailable authority holds the action and changes nothing")
   Regrant s;
   s.regrant();
   s.f.at(12);
-  // A real fault: the database is unreachable (nothing listens on port 1).
-  SessionOptions down{"host=127.0.0.1 port=1 user=postgres dbname=postgres", 1};
-  Session dead(down, no_failures());
-  CHECK_THROWS_AS(s.f.ledger.admit(dead, s.f.admission(s.new_grant, intent)), AuthorityUnavailable);
+  // A real fault on the session's own database: its connections are cut and
+  // no new one is accepted, so the admission cannot reach the authority.
+  pqxx::connection admin(admin_url());
+  pqxx::nontransaction tx(admin);
+  const auto name = s.f.db.name();
+  tx.exec("ALTER DATABASE " + name + " ALLOW_CONNECTIONS false");
+  tx.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = " + tx.quote(name));
+  CHECK_THROWS_AS(s.f.ledger.admit(s.f.session, s.f.admission(s.new_grant, intent)), AuthorityUnavailable);
+  tx.exec("ALTER DATABASE " + name + " ALLOW_CONNECTIONS true");
+  *s.f.last_failure = no_failures()->load();  // as if the reconnect backoff had passed
+
+  // The same database, seen once it is back: nothing was recorded or moved.
   CHECK(s.f.db.scalar("SELECT count(*) FROM operations") == "0");
-  CHECK(s.f.commit(s.new_grant, intent, 12) == Code::committed);  // nothing was recorded before
+  CHECK(s.f.db.scalar("SELECT count(*) FROM operation_attempts") == "0");
+  CHECK(s.f.db.scalar("SELECT coalesce(max(version), 0) FROM task_ledger") == "0");
+  // The same session recovers, and the held action is admitted as new.
+  CHECK(s.f.commit(s.new_grant, intent, 12) == Code::committed);
 }
 
 TEST_CASE("fixture: a held owner's commit is rejected after a newer grant") {
@@ -146,10 +158,20 @@ TEST_CASE("fixture: the authority clock cannot roll back") {
 }
 
 TEST_CASE("fixture: a boolean is not a time") {
-  StoreFixture f;
-  f.at(21);
-  // The clock is only set through this parser; a boolean never reaches the store.
-  JsonBody body(R"({"now_ms":true})", {"now_ms"});
-  CHECK_THROWS_AS(body.integer("now_ms"), Rejection);
-  CHECK(f.db.scalar("SELECT manual_now_ms FROM authority") == "21");
+  // The clock is set only through the operator route: what reaches it over
+  // HTTP is what must be refused, and the authority's clock must not move.
+  Gateway g;
+  g.set_clock(21);
+  auto c = g.client();
+  for (const char* value : {"true", "false", "null", "\"22\"", "22.0", "2.2e1", "[22]", "{}"}) {
+    CAPTURE(value);
+    auto r = c.request("POST", "/v1/admin/clock",
+                       {{"Authorization", "Bearer " + operator_token}, {"Content-Type", "application/json"}},
+                       std::string(R"({"now_ms":)") + value + "}");
+    check_problem(r, 400, "invalid_request");
+    CHECK(g.db().scalar("SELECT manual_now_ms FROM authority") == "21");
+  }
+  // The same route with an integer does move it: the refusals above were the types.
+  g.set_clock(22);
+  CHECK(g.db().scalar("SELECT manual_now_ms FROM authority") == "22");
 }

@@ -22,7 +22,7 @@ inline std::shared_ptr<std::atomic<std::int64_t>> no_failures() {
 }
 
 struct StoreFixture {
-  explicit StoreFixture(bool manual = true) : clock(manual), session_options{db.url()}, session(session_options, no_failures()) {}
+  explicit StoreFixture(bool manual = true) : clock(manual), session_options{db.url()}, session(session_options, last_failure) {}
 
   TestDatabase db;
   AuthorityClock clock;
@@ -30,6 +30,9 @@ struct StoreFixture {
   AuthorityStore authority{clock, retry};
   LedgerStore ledger{clock, retry};
   SessionOptions session_options;
+  // When the session last failed to connect; it does not retry within its
+  // reconnect backoff. Tests that cut the database forget it to go on at once.
+  std::shared_ptr<std::atomic<std::int64_t>> last_failure = no_failures();
   Session session;
 
   void at(std::int64_t now) { REQUIRE(authority.set_manual_clock(session, now) == Code::ok); }

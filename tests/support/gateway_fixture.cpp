@@ -1,6 +1,7 @@
 #include "support/gateway_fixture.hpp"
 
 #include "core/base64url.hpp"
+#include "core/codes.hpp"
 #include "core/digest.hpp"
 
 #include <doctest/doctest.h>
@@ -59,6 +60,12 @@ std::string forge(const std::string& token, const std::string& field, const nloh
   return base64url_encode(j.dump());
 }
 
+std::optional<Code> code_named(const std::string& wire_name) {
+  for (auto c = static_cast<int>(Code::ok); c <= static_cast<int>(Code::internal_error); ++c)
+    if (name(static_cast<Code>(c)) == wire_name) return static_cast<Code>(c);
+  return std::nullopt;
+}
+
 void check_problem(const Reply& r, unsigned status, const std::string& code) {
   CHECK_MESSAGE(r.status == status, r.body);
   CHECK(r.code() == code);
@@ -66,8 +73,11 @@ void check_problem(const Reply& r, unsigned status, const std::string& code) {
   auto j = r.json();
   CHECK(j["status"] == status);
   CHECK(j["code"] == code);
-  CHECK(j["title"].is_string());
+  const auto known = code_named(code);
+  REQUIRE_MESSAGE(known, "no gateway code named " << code);
+  CHECK(j["title"] == std::string(title(*known)));
   CHECK(j["detail"].is_string());
+  CHECK_FALSE(j["detail"].get<std::string>().empty());
 }
 
 std::string task_path(const std::string& tenant, const std::string& task, const std::string& tail) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "config/config.hpp"
+#include "core/codes.hpp"
 #include "service/runtime.hpp"
 #include "support/http_client.hpp"
 #include "support/test_database.hpp"
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace gw::test {
@@ -54,8 +56,11 @@ class Gateway {
 // A token with one field changed, as a forger or a confused client sends it.
 std::string forge(const std::string& token, const std::string& field, const nlohmann::json& value);
 
+// The code with this wire name, if the gateway has one.
+std::optional<Code> code_named(const std::string& wire_name);
+
 // A gateway-made refusal: status, Gateway-Status and the problem+json body
-// (status, code, title, detail) agree.
+// agree, and the title is the code's own title from the one code table.
 void check_problem(const Reply& r, unsigned status, const std::string& code);
 
 std::string task_path(const std::string& tenant, const std::string& task, const std::string& tail = "");
