@@ -1,6 +1,7 @@
 // The reply_headers switch: header lines added to every business reply, in
 // order and with duplicates kept (two Set-Cookie, a fixed Date), so tests can
-// check that a replay repeats the provider's headers exactly.
+// check that a replay repeats the provider's headers exactly. On the wire,
+// Beast keeps fields of one name together at the first one's place.
 #pragma once
 
 #include "plain_http.hpp"
