@@ -9,8 +9,9 @@
 namespace demo_provider {
 namespace {
 
-// The server frames each reply itself; a second framing header would make
-// the reply unreadable rather than test anything about headers.
+// The server sets these on every reply itself; a second copy would make the
+// reply unreadable (framing) or ambiguous (the JSON body's type) rather than
+// test anything about headers.
 constexpr std::array<std::string_view, 4> framing_headers{"Content-Length", "Transfer-Encoding", "Connection",
                                                           "Content-Type"};
 

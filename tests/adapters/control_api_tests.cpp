@@ -62,7 +62,7 @@ TEST_CASE("control: error_5xx answers 503 without executing") {
   CHECK(call(core, "GET", "/__test/effects")["effects"] == 0);
 }
 
-TEST_CASE("control: release wakes held requests; its reply counts them; bad bodies are refused") {
+TEST_CASE("control: release wakes held requests, its reply counts them, bad bodies are refused") {
   provider_core core({});
   call(core, "POST", "/__test/faults", R"({"mode":"hold","count":2})");
   std::vector<hold_end> woken;
@@ -167,7 +167,7 @@ TEST_CASE("control: routes and methods") {
   call(core, "GET", "/__test/nope", {}, 404);
 }
 
-TEST_CASE("business: HEAD reads like GET without executing; PUT and PATCH change the customer") {
+TEST_CASE("business: HEAD reads like GET without executing, PUT and PATCH change the customer") {
   provider_core core({});
   REQUIRE(serve(core, booking("s1", "k1")).status == 201);
   const plain_reply get = serve(core, plain_request{"GET", "/bookings/bk_1", {}, {}});

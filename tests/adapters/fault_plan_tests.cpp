@@ -48,7 +48,7 @@ TEST_CASE("fault plan: take() hands out the mode with its parameters") {
   CHECK(plan.refusing());
 }
 
-TEST_CASE("fault plan: count counts down to none; without count the fault stays") {
+TEST_CASE("fault plan: count counts down to none, without count the fault stays") {
   fault_plan plan;
   REQUIRE(set(plan, R"({"mode":"hold","count":2})") == std::nullopt);
   CHECK(plan.to_json()["count"] == 2);

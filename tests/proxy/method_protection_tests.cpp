@@ -89,7 +89,7 @@ TEST_CASE("HEAD passes through unprotected: reaches the provider as HEAD, the pr
   CHECK(provider.effect_count() == 1);
 }
 
-TEST_CASE("PUT, PATCH and DELETE are protected by default: without Fence-Grant nothing is forwarded; with it they go through the ledger") {
+TEST_CASE("PUT, PATCH and DELETE are protected by default: without Fence-Grant nothing is forwarded, with it they go through the ledger") {
   Booked b;
   auto& g = b.rig.gateway;
   auto& provider = b.rig.provider;
