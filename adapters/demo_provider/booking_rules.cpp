@@ -1,4 +1,5 @@
-// Booking provider rules: one confirmed booking per slot; cancelling frees it.
+// Booking provider rules: one confirmed booking per slot; cancelling frees it;
+// PUT or PATCH changes its customer.
 #include "business_rules.hpp"
 
 #include <cstdint>
@@ -20,6 +21,7 @@ class booking_rules final : public business_rules {
       return it == bookings_.end() ? error_outcome(404, "not_found", false)
                                    : rule_outcome{200, it->second, false, false};
     if (method == "DELETE") return cancel(it);
+    if (method == "PUT" || method == "PATCH") return rename(it, body);
     return error_outcome(405, "method_not_allowed", false);
   }
 
@@ -60,6 +62,19 @@ class booking_rules final : public business_rules {
     if (booking["status"] == "cancelled") return error_outcome(409, "already_cancelled", true);
     slot_holders_.erase(booking["slot"].get<std::string>());
     booking["status"] = "cancelled";
+    return rule_outcome{200, booking, true, true};
+  }
+
+  // PUT and PATCH change who the booking is for: {"customer": "..."}.
+  rule_outcome rename(booking_map::iterator it, std::string_view body) {
+    const auto change = parse_object(body);
+    if (!change) return error_outcome(400, "invalid_json", false);
+    const auto customer = change->find("customer");
+    if (customer == change->end() || !customer->is_string()) return error_outcome(400, "invalid_request", false);
+    if (it == bookings_.end()) return error_outcome(404, "not_found", true);
+    nlohmann::json& booking = it->second;
+    if (booking["status"] == "cancelled") return error_outcome(409, "already_cancelled", true);
+    booking["customer"] = *customer;
     return rule_outcome{200, booking, true, true};
   }
 

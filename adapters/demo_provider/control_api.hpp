@@ -1,5 +1,22 @@
-// The test-only control API: what tests read (requests, effects, faults) and
-// set (faults, reset). Plain HTTP, no auth, never counted as business traffic.
+// The test-only control API on the control port. Plain HTTP, no auth, never
+// counted as business traffic. Every reply is JSON.
+//
+//   GET  /__test/requests       {"requests": [{"method","target","headers","body"}, ...]}:
+//                               every business request read, in order
+//   GET  /__test/effects        {"effects": N, "by_key": {idempotency key: N}} ("" = no key)
+//   GET  /__test/activity       {"in_progress": N, "held": M}: business requests read and not
+//                               yet answered or closed (held ones included), and those held
+//   GET  /__test/faults         the current fault plan
+//   POST /__test/faults         {"mode": M, "count": N, "delay_ms": D, "status": S,
+//                               "retry_after": "..."}: the next N business requests (all, when
+//                               count is absent) get fault M; modes in fault_plan.hpp.
+//                               "none" clears. A bad body is 400 invalid_fault with a detail.
+//   POST /__test/release        {} or {"count": K}: held requests (the K longest held, or all)
+//                               go on to execute and answer. {"released": n, "held": m}
+//   GET  /__test/reply_headers  the headers added to every business reply
+//   POST /__test/reply_headers  {"headers": [[name, value], ...]}: replaces them; [] clears
+//   POST /__test/reset          business state, records, effects, faults and reply headers
+//                               back to new; held requests are closed without executing
 #pragma once
 
 #include "plain_http.hpp"

@@ -12,11 +12,22 @@
 
 namespace demo_provider {
 
-enum class fault_mode { none, delay, drop_after_execute, late_reply, error_5xx, refuse };
+// What each mode does to a business request (recorded first in every case):
+//   none                nothing
+//   delay               waits delay_ms, then executes and answers
+//   drop_after_execute  executes, then closes the connection without answering
+//   late_reply          executes, then waits delay_ms before answering
+//   error_5xx           answers 503 without executing
+//   refuse              closes the business listener (no request gets in)
+//   hold                waits until POST /__test/release, then executes and answers
+//   reply_status        answers `status` (and Retry-After: `retry_after`) without executing
+enum class fault_mode { none, delay, drop_after_execute, late_reply, error_5xx, refuse, hold, reply_status };
 
 struct fault {
   fault_mode mode = fault_mode::none;
   std::chrono::milliseconds delay{0};
+  unsigned status = 0;      // reply_status only
+  std::string retry_after;  // reply_status only; empty: no Retry-After
 };
 
 class fault_plan {
@@ -40,5 +51,7 @@ class fault_plan {
 
 // What error_5xx answers instead of executing.
 plain_reply injected_unavailable_reply();
+// What reply_status answers instead of executing.
+plain_reply injected_status_reply(const fault& f);
 
 }  // namespace demo_provider

@@ -23,7 +23,9 @@ std::string_view usage() {
   return "usage: demo-provider --kind booking|crm --port N --control-port M\n"
          "                     [--listen 127.0.0.1] [--idle-timeout-ms 5000] [--settle-ms 0]\n"
          "                     [--tls-cert FILE --tls-key FILE]\n"
-         "Business requests need 'Authorization: Bearer $DEMO_PROVIDER_CREDENTIAL' when it is set.\n";
+         "Business requests need 'Authorization: Bearer $DEMO_PROVIDER_CREDENTIAL' when it is set.\n"
+         "The control port serves the test API under /__test/: requests, effects, activity, faults,\n"
+         "release, reply_headers, reset (see control_api.hpp).\n";
 }
 
 parsed_options parse_options(std::span<char* const> args) {

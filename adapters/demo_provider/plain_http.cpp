@@ -30,6 +30,18 @@ std::optional<std::string_view> find_header(const header_list& headers, std::str
   return std::nullopt;
 }
 
+bool valid_header_name(std::string_view name) {
+  constexpr std::string_view specials = "!#$%&'*+-.^_`|~";
+  return !name.empty() && std::ranges::all_of(name, [&](unsigned char c) {
+    return std::isalnum(c) || specials.find(static_cast<char>(c)) != std::string_view::npos;
+  });
+}
+
+bool valid_header_value(std::string_view value) {
+  if (value.empty() || value.front() == ' ' || value.back() == ' ') return false;
+  return std::ranges::all_of(value, [](unsigned char c) { return c >= 0x20 && c <= 0x7e; });
+}
+
 std::string_view path_of(std::string_view target) {
   return target.substr(0, target.find('?'));
 }

@@ -32,6 +32,11 @@ bool iequals(std::string_view a, std::string_view b);
 // HTTP field names are case-insensitive; the first occurrence wins.
 std::optional<std::string_view> find_header(const header_list& headers, std::string_view name);
 
+// What the server may send as a header line as is: a token name (RFC 9110),
+// and a value of visible ASCII and inner spaces (no CR/LF smuggling).
+bool valid_header_name(std::string_view name);
+bool valid_header_value(std::string_view value);
+
 std::string_view path_of(std::string_view target);
 
 // nullopt for a malformed escape such as "%zz" or a trailing "%4".

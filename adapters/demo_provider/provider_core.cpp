@@ -2,6 +2,8 @@
 // Idempotency-Key replay, the status lookup by key, and the test records.
 #include "provider_core.hpp"
 
+#include "reply_headers.hpp"
+
 #include <string_view>
 #include <utility>
 
@@ -23,6 +25,28 @@ provider_core::provider_core(core_config config)
 
 void provider_core::record(const plain_request& request) {
   requests_.push_back(request);
+  ++in_progress_;
+}
+
+void provider_core::finished() { --in_progress_; }
+
+plain_reply provider_core::answer(const plain_request& request, const fault& injected, clock::time_point now) {
+  plain_reply reply;
+  if (injected.mode == fault_mode::error_5xx)
+    reply = injected_unavailable_reply();
+  else if (injected.mode == fault_mode::reply_status)
+    reply = injected_status_reply(injected);
+  else
+    reply = handle_business(request, now);
+  reply.headers.insert(reply.headers.end(), reply_headers_.begin(), reply_headers_.end());
+  return reply;
+}
+
+std::optional<std::string> provider_core::set_reply_headers(const nlohmann::json& body) {
+  auto parsed = parse_reply_headers(body);
+  if (!parsed.headers) return parsed.error;
+  reply_headers_ = std::move(*parsed.headers);
+  return std::nullopt;
 }
 
 bool provider_core::authorized(const plain_request& request) const {
@@ -52,7 +76,7 @@ plain_reply provider_core::handle_business(const plain_request& request, clock::
 
   constexpr std::string_view by_key = "by-key/";
   if (rest.starts_with(by_key)) {
-    if (request.method != "GET") return error_reply(405, "method_not_allowed");
+    if (request.method != "GET" && request.method != "HEAD") return error_reply(405, "method_not_allowed");
     // The key is the rest of the path, so a key holding '/' may come raw or as %2F.
     const auto key = percent_decode(rest.substr(by_key.size()));
     if (!key) return error_reply(400, "invalid_path");
@@ -78,7 +102,9 @@ plain_reply provider_core::execute(const plain_request& request, const std::stri
     }
   }
 
-  const rule_outcome outcome = rules_->apply(request.method, id, request.body);
+  // HEAD is GET without the body, which the server leaves out.
+  const std::string_view method = request.method == "HEAD" ? std::string_view("GET") : request.method;
+  const rule_outcome outcome = rules_->apply(method, id, request.body);
   if (outcome.effect) {
     ++effects_;
     ++effects_by_key_[key];
@@ -119,7 +145,13 @@ nlohmann::json provider_core::effects_json() const {
   return nlohmann::json{{"effects", effects_}, {"by_key", effects_by_key_}};
 }
 
+nlohmann::json provider_core::activity_json() const {
+  return nlohmann::json{{"in_progress", in_progress_}, {"held", holds_.held()}};
+}
+
 void provider_core::reset() {
+  holds_.cancel_all();
+  reply_headers_.clear();
   rules_->reset();
   faults_.clear();
   requests_.clear();

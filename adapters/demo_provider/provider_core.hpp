@@ -4,6 +4,7 @@
 
 #include "business_rules.hpp"
 #include "fault_plan.hpp"
+#include "hold_gate.hpp"
 #include "plain_http.hpp"
 #include "provider_kind.hpp"
 
@@ -34,19 +35,36 @@ class provider_core {
 
   explicit provider_core(core_config config);
 
-  // Every business request that was read, before anything else decides about it.
+  // Every business request that was read, before anything else decides about
+  // it. It is in progress from here until finished().
   void record(const plain_request& request);
+  // The request was answered, or its connection closed without an answer.
+  void finished();
+
+  // The reply to a recorded request under `injected`, once any delay or hold
+  // is over: error_5xx and reply_status answer without executing; the other
+  // modes execute (handle_business). The reply_headers switch applies to all.
+  plain_reply answer(const plain_request& request, const fault& injected, clock::time_point now);
 
   // Auth, the idempotency-key replay, the business rules and effect counting.
   plain_reply handle_business(const plain_request& request, clock::time_point now);
 
   fault_plan& faults() { return faults_; }
   const fault_plan& faults() const { return faults_; }
+  hold_gate& holds() { return holds_; }
+
+  // POST /__test/reply_headers; on a bad body returns why and keeps the list.
+  std::optional<std::string> set_reply_headers(const nlohmann::json& body);
+  const header_list& reply_headers() const { return reply_headers_; }
 
   nlohmann::json requests_json() const;
   nlohmann::json effects_json() const;
+  // {"in_progress": N, "held": M}: N counts held requests too.
+  nlohmann::json activity_json() const;
 
-  // Back to a fresh start: business state, records, effects and faults.
+  // Back to a fresh start: business state, records, effects, faults and
+  // reply headers; held requests are cancelled (closed without executing).
+  // Requests in progress stay counted until they finish.
   void reset();
 
  private:
@@ -63,6 +81,9 @@ class provider_core {
   core_config config_;
   std::unique_ptr<business_rules> rules_;
   fault_plan faults_;
+  hold_gate holds_;
+  header_list reply_headers_;
+  std::int64_t in_progress_ = 0;
   std::vector<plain_request> requests_;
   std::unordered_map<std::string, stored_reply> replies_by_key_;
   std::int64_t effects_ = 0;

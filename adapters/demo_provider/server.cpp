@@ -90,7 +90,8 @@ beast_response to_beast(const plain_reply& reply, unsigned version, bool keep_al
   beast_response response{static_cast<http::status>(reply.status), version};
   response.set(http::field::server, "demo-provider");
   response.set(http::field::content_type, "application/json");
-  for (const auto& [name, value] : reply.headers) response.set(name, value);
+  // insert, not set: the reply_headers switch sends duplicates on purpose.
+  for (const auto& [name, value] : reply.headers) response.insert(name, value);
   response.keep_alive(keep_alive);
   response.body() = reply.body;
   response.prepare_payload();
@@ -147,15 +148,62 @@ asio::awaitable<read_outcome> read_request(Stream& stream, beast::flat_buffer& b
   co_return read_outcome{parser.release(), std::nullopt};
 }
 
+// A reply to HEAD keeps the Content-Length the GET would have, but sends
+// only the header (RFC 9110 section 9.3.2).
 template <class Stream>
 asio::awaitable<bool> write_reply(Stream& stream, const plain_reply& reply, unsigned version,
-                                  bool keep_alive) {
+                                  bool keep_alive, bool head = false) {
   beast_response response = to_beast(reply, version, keep_alive);
   tcp_of(stream).expires_after(write_deadline);
-  const auto [ec, written] = co_await http::async_write(stream, response, nothrow);
+  beast::error_code ec;
+  if (head) {
+    http::response_serializer<http::string_body> serializer(response);
+    std::tie(ec, std::ignore) = co_await http::async_write_header(stream, serializer, nothrow);
+  } else {
+    std::tie(ec, std::ignore) = co_await http::async_write(stream, response, nothrow);
+  }
   tcp_of(stream).expires_never();
   co_return !ec;
 }
+
+// Ends a hold that was not woken (connection frame destroyed at shutdown).
+class hold_ticket {
+ public:
+  hold_ticket(hold_gate& gate, std::uint64_t ticket) : gate_(gate), ticket_(ticket) {}
+  ~hold_ticket() { gate_.leave(ticket_); }
+  hold_ticket(const hold_ticket&) = delete;
+  hold_ticket& operator=(const hold_ticket&) = delete;
+
+ private:
+  hold_gate& gate_;
+  std::uint64_t ticket_;
+};
+
+// Waits, without polling, until the gate wakes this request: its timer never
+// expires by itself, so only the waker's cancel() ends the wait.
+asio::awaitable<hold_end> wait_until_released(hold_gate& gate) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, asio::steady_timer::time_point::max());
+  std::optional<hold_end> end;
+  hold_ticket ticket(gate, gate.park([&](hold_end how) {
+    end = how;
+    timer.cancel();
+  }));
+  while (!end) co_await timer.async_wait(nothrow);
+  co_return *end;
+}
+
+// A business request counts as in progress (GET /__test/activity) from its
+// recording until this leaves scope: answered, dropped or closed.
+class in_progress_scope {
+ public:
+  explicit in_progress_scope(provider_core& core) : core_(core) {}
+  ~in_progress_scope() { core_.finished(); }
+  in_progress_scope(const in_progress_scope&) = delete;
+  in_progress_scope& operator=(const in_progress_scope&) = delete;
+
+ private:
+  provider_core& core_;
+};
 
 asio::ip::address listen_address(const std::string& text) {
   beast::error_code ec;
@@ -262,9 +310,9 @@ class provider_server {
     }
   }
 
-  plain_reply handle_business(const plain_request& request) {
+  plain_reply answer(const plain_request& request, const fault& injected) {
     try {
-      return core_.handle_business(request, provider_core::clock::now());
+      return core_.answer(request, injected, provider_core::clock::now());
     } catch (const std::exception& e) {
       std::cerr << "demo-provider: business request failed: " << e.what() << '\n';
       return json_reply(500, {{"error", "internal"}});
@@ -295,21 +343,22 @@ class provider_server {
       const beast_request& request = *in.request;
       const plain_request plain = to_plain(request);
       core_.record(plain);
+      in_progress_scope in_progress(core_);
 
       const fault injected = core_.faults().take();
       if (injected.mode == fault_mode::delay) co_await pause_for(injected.delay);
-      plain_reply reply;
-      if (injected.mode == fault_mode::error_5xx) {
-        reply = injected_unavailable_reply();
-      } else {
-        reply = handle_business(plain);
-        // The effect happened; the client must learn nothing about it.
-        if (injected.mode == fault_mode::drop_after_execute) break;
-        if (injected.mode == fault_mode::late_reply) co_await pause_for(injected.delay);
-      }
+      // Cancelled by reset: closed without executing or answering.
+      if (injected.mode == fault_mode::hold &&
+          co_await wait_until_released(core_.holds()) == hold_end::cancelled)
+        break;
+      const plain_reply reply = answer(plain, injected);
+      // The effect happened; the client must learn nothing about it.
+      if (injected.mode == fault_mode::drop_after_execute) break;
+      if (injected.mode == fault_mode::late_reply) co_await pause_for(injected.delay);
 
       const bool keep_alive = request.keep_alive() && !core_.faults().refusing();
-      if (!co_await write_reply(stream, reply, request.version(), keep_alive) || !keep_alive) break;
+      const bool head = request.method() == http::verb::head;
+      if (!co_await write_reply(stream, reply, request.version(), keep_alive, head) || !keep_alive) break;
     }
     close_now(tcp);
   }

@@ -1,5 +1,6 @@
 // Ownership changing around a protected write: the old owner's request is
-// upstream when a new owner claims, and receipts go to the current owner only.
+// held at the provider (hold switch) when a new owner claims, and receipts go
+// to the current owner only.
 #include "proxy/proxy_fixture.hpp"
 
 #include <future>
@@ -15,10 +16,27 @@ Reply receipt(HttpClient& c, const std::string& op, const std::string& grant, co
   return c.request("GET", task_path("tenant-a", "task-a", "operations/" + op), h);
 }
 
+// The provider holds the request after reading it and before executing it,
+// until the test releases it: ownership changes while it is upstream, with no
+// timing assumption. A long forward deadline, so a loaded machine cannot turn
+// the held request into a timeout.
+ProviderSettings held_settings() {
+  ProviderSettings s;
+  s.request_timeout_ms = 120000;
+  return s;
+}
+
+std::future<Reply> send_async(const Gateway& g, const Write& w) {
+  return std::async(std::launch::async, [port = g.port(), w] {
+    HttpClient own(port);
+    return send(own, w);
+  });
+}
+
 }  // namespace
 
 TEST_CASE("ownership change while upstream: one effect, the old owner gets stale_owner, the new owner the replay") {
-  ProxyRig rig;
+  ProxyRig rig(held_settings());
   auto& g = rig.gateway;
   auto& provider = rig.provider;
   auto c = g.client();
@@ -30,30 +48,29 @@ TEST_CASE("ownership change while upstream: one effect, the old owner gets stale
   w.grant = old_grant;
   w.key = "op-1";
   w.body = booking_body("slot-1");
-  // The provider holds the request before executing it, so ownership can
-  // change while it is upstream.
-  provider.set_fault("delay", 3000, 1);
-  auto old_reply = std::async(std::launch::async, [&, w] {
-    HttpClient own(g.port());
-    return send(own, w);
-  });
-  REQUIRE(provider.wait_for_requests([](const nlohmann::json& r) { return r.size() == 1; }));
+  provider.hold_next(1);
+  auto old_reply = send_async(g, w);
+  ReleaseOnExit release_on_failure(provider);
+  REQUIRE(provider.wait_for_held(1));
 
   // The old lease ends; another owner claims while the request is upstream.
   g.set_clock(100);
   auto new_grant = grant_token(g.claim("tenant-a", "task-a", "region-b", 60000));
   Write retry = w;
   retry.grant = new_grant;
-  auto during = send(c, retry);
-  // Read after the reply: no effect yet means the outcome could not have
-  // been recorded when the retry was decided, so it was still in flight.
-  if (provider.effect_count() == 0) {
-    check_problem(during, 409, "operation_in_flight");
-  } else {
-    CHECK((during.code() == "operation_in_flight" || during.code() == "historical_retry"));
-  }
+  // Held: not executed, so its outcome cannot be recorded yet.
+  check_problem(send(c, retry), 409, "operation_in_flight");
   check_problem(send(c, w), 409, "stale_owner");  // the old owner's own retry
+  Write other;
+  other.grant = new_grant;
+  other.key = "op-2";
+  other.body = booking_body("slot-2");
+  check_problem(send(c, other), 409, "unresolved_operation");  // the task is held by op-1
+  CHECK(provider.requests().size() == 1);
+  CHECK(provider.effect_count() == 0);
+  CHECK(g.db().scalar("SELECT state FROM operations WHERE op_id = 'op-1'") == "in_flight");
 
+  REQUIRE(provider.release() == 1);
   auto old = old_reply.get();
   check_problem(old, 409, "stale_owner");
   CHECK(old.body.find("booking_id") == std::string::npos);  // nothing disclosed
@@ -82,10 +99,11 @@ TEST_CASE("ownership change while upstream: one effect, the old owner gets stale
   next.expected_version = 1;
   next.body = booking_body("slot-2");
   CHECK(send(c, next).header("Committed-Version") == "2");
+  CHECK(provider.requests().size() == 2);
 }
 
 TEST_CASE("lease expiring while upstream with nobody reclaiming: expired_owner, then the same owner reclaims and gets the replay") {
-  ProxyRig rig;
+  ProxyRig rig(held_settings());
   auto& g = rig.gateway;
   auto& provider = rig.provider;
   auto c = g.client();
@@ -94,14 +112,17 @@ TEST_CASE("lease expiring while upstream with nobody reclaiming: expired_owner, 
   w.grant = grant_token(g.claim("tenant-a", "task-a", "region-a", 100));
   w.key = "op-1";
   w.body = booking_body("slot-1");
-  provider.set_fault("delay", 3000, 1);
-  auto reply = std::async(std::launch::async, [&, w] {
-    HttpClient own(g.port());
-    return send(own, w);
-  });
-  REQUIRE(provider.wait_for_requests([](const nlohmann::json& r) { return r.size() == 1; }));
+  provider.hold_next(1);
+  auto reply = send_async(g, w);
+  ReleaseOnExit release_on_failure(provider);
+  REQUIRE(provider.wait_for_held(1));
   g.set_clock(100);  // the lease ends; no one else claims
 
+  // While held, the exact retry fails the grant check before the ledger.
+  check_problem(send(c, w), 409, "expired_owner");
+  CHECK(provider.requests().size() == 1);
+
+  REQUIRE(provider.release() == 1);
   check_problem(reply.get(), 409, "expired_owner");
   CHECK(g.db().scalar("SELECT state FROM operations WHERE op_id = 'op-1'") == "succeeded");
   check_problem(send(c, w), 409, "expired_owner");  // its exact retry too

@@ -59,7 +59,47 @@ void ProviderProcess::set_fault(const std::string& mode, std::int64_t delay_ms,
   control("POST", "/__test/faults", body);
 }
 
+nlohmann::json ProviderProcess::set_fault_json(const nlohmann::json& body) const {
+  return control("POST", "/__test/faults", body);
+}
+
+void ProviderProcess::reply_status_next(unsigned status, std::optional<std::string> retry_after,
+                                        std::optional<std::int64_t> count) const {
+  nlohmann::json body{{"mode", "reply_status"}, {"status", status}};
+  if (retry_after) body["retry_after"] = *retry_after;
+  if (count) body["count"] = *count;
+  set_fault_json(body);
+}
+
 void ProviderProcess::reset() const { control("POST", "/__test/reset", nlohmann::json::object()); }
+
+void ProviderProcess::hold_next(std::optional<std::int64_t> count) const {
+  nlohmann::json body{{"mode", "hold"}};
+  if (count) body["count"] = *count;
+  set_fault_json(body);
+}
+
+std::int64_t ProviderProcess::release(std::optional<std::int64_t> count) const {
+  nlohmann::json body = nlohmann::json::object();
+  if (count) body["count"] = *count;
+  return control("POST", "/__test/release", body)["released"].get<std::int64_t>();
+}
+
+nlohmann::json ProviderProcess::activity() const { return control("GET", "/__test/activity"); }
+
+void ProviderProcess::set_reply_headers(const std::vector<std::pair<std::string, std::string>>& headers) const {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& [name, value] : headers) list.push_back({name, value});
+  control("POST", "/__test/reply_headers", {{"headers", list}});
+}
+
+Reply ProviderProcess::control_raw(const std::string& method, const std::string& target,
+                                   const std::string& body) const {
+  HttpClient c(control_port_);
+  Headers h;
+  if (!body.empty()) h.emplace_back("Content-Type", "application/json");
+  return c.request(method, target, h, body);
+}
 
 namespace {
 
@@ -80,9 +120,27 @@ bool ProviderProcess::wait_for_requests(const std::function<bool(const nlohmann:
   return poll_until([this] { return requests(); }, done, limit);
 }
 
+bool ProviderProcess::wait_for_held(std::int64_t count, std::chrono::milliseconds limit) const {
+  return poll_until([this] { return activity(); }, [count](const nlohmann::json& a) { return a["held"] == count; },
+                    limit);
+}
+
+bool ProviderProcess::wait_until_idle(std::chrono::milliseconds limit) const {
+  return poll_until([this] { return activity(); }, [](const nlohmann::json& a) { return a["in_progress"] == 0; },
+                    limit);
+}
+
 bool ProviderProcess::wait_for_effects(const std::function<bool(const nlohmann::json&)>& done,
                                        std::chrono::milliseconds limit) const {
   return poll_until([this] { return effects(); }, done, limit);
+}
+
+ReleaseOnExit::~ReleaseOnExit() {
+  try {
+    provider_.release();
+  } catch (...) {
+    // The provider is gone: nothing is held any more.
+  }
 }
 
 }  // namespace gw::test

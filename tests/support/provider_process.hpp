@@ -14,6 +14,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gw::test {
 
@@ -43,9 +45,37 @@ class ProviderProcess {
   std::size_t requests_with_key(const std::string& upstream_key) const;
 
   // POST /__test/faults; mode: none, delay, drop_after_execute, late_reply,
-  // error_5xx, refuse. `count` absent: until changed.
+  // error_5xx, refuse, hold. `count` absent: until changed.
   void set_fault(const std::string& mode, std::int64_t delay_ms = 0, std::optional<std::int64_t> count = std::nullopt) const;
+  // POST /__test/faults with any body (reply_status, bad bodies); throws unless 200.
+  nlohmann::json set_fault_json(const nlohmann::json& body) const;
+  // The next `count` business requests (all when nullopt) are answered
+  // `status`, with Retry-After when given, without executing.
+  void reply_status_next(unsigned status, std::optional<std::string> retry_after = std::nullopt,
+                         std::optional<std::int64_t> count = 1) const;
   void reset() const;
+
+  // The next `count` business requests (all when nullopt) are recorded, then
+  // held before executing until release(). Reset closes held requests unexecuted.
+  void hold_next(std::optional<std::int64_t> count = 1) const;
+  // Lets the `count` longest-held requests (all when nullopt) execute and
+  // answer; returns how many were released.
+  std::int64_t release(std::optional<std::int64_t> count = std::nullopt) const;
+
+  // {"in_progress": N, "held": M}: business requests read and not yet
+  // answered or closed (held ones included), and those held now.
+  nlohmann::json activity() const;
+  // Polls activity() until exactly `count` requests are held.
+  bool wait_for_held(std::int64_t count, std::chrono::milliseconds limit = std::chrono::seconds(30)) const;
+  // Polls activity() until no business request is in progress.
+  bool wait_until_idle(std::chrono::milliseconds limit = std::chrono::seconds(30)) const;
+
+  // POST /__test/reply_headers: added to every business reply, in order,
+  // duplicates kept; {} clears.
+  void set_reply_headers(const std::vector<std::pair<std::string, std::string>>& headers) const;
+
+  // The control API without interpretation, for tests of the API itself.
+  Reply control_raw(const std::string& method, const std::string& target, const std::string& body = {}) const;
 
   // Polls requests() until `done` holds or `limit` passes: for liveness only
   // (a request reaching the provider), never as a timing assertion.
@@ -60,6 +90,20 @@ class ProviderProcess {
   std::unique_ptr<ChildProcess> process_;
   std::uint16_t port_ = 0;
   std::uint16_t control_port_ = 0;
+};
+
+// Releases every held request when it leaves scope. Declared after the
+// futures waiting on held requests, so a failing REQUIRE does not leave one
+// held (and its future's destructor waiting) until the forward deadline.
+class ReleaseOnExit {
+ public:
+  explicit ReleaseOnExit(const ProviderProcess& provider) : provider_(provider) {}
+  ~ReleaseOnExit();
+  ReleaseOnExit(const ReleaseOnExit&) = delete;
+  ReleaseOnExit& operator=(const ReleaseOnExit&) = delete;
+
+ private:
+  const ProviderProcess& provider_;
 };
 
 }  // namespace gw::test

@@ -1,0 +1,131 @@
+// Which methods the proxy protects by default (docs/api.md, proxy): PUT,
+// PATCH and DELETE need the protected headers and go through the ledger like
+// POST; HEAD is passed through with the agent token only.
+#include "proxy/proxy_fixture.hpp"
+
+#include <sstream>
+
+using namespace gw;
+using namespace gw::test;
+
+namespace {
+
+// A claimed task with one booking (bk_1) made through the gateway: version 1.
+struct Booked {
+  Booked() : c(rig.gateway.port()) {
+    rig.gateway.set_clock(0);
+    grant = grant_token(rig.gateway.claim("tenant-a", "task-a", "region-a", 60000));
+    Write w;
+    w.grant = grant;
+    w.key = "create";
+    w.body = booking_body("slot-1");
+    REQUIRE(send(c, w).code() == "committed");
+  }
+  std::string operations() const { return rig.gateway.db().scalar("SELECT count(*) FROM operations"); }
+
+  ProxyRig rig;
+  HttpClient c;
+  std::string grant;
+};
+
+struct RawReply {
+  std::string status_line;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string after_headers;  // bytes after the blank line
+  std::optional<std::string> header(const std::string& name) const {
+    for (const auto& [k, v] : headers)
+      if (k == name) return v;
+    return std::nullopt;
+  }
+};
+
+// Splits raw reply bytes; names are compared as sent (the gateway's spelling).
+RawReply parse_raw(const std::string& bytes) {
+  RawReply out;
+  const auto end = bytes.find("\r\n\r\n");
+  REQUIRE_MESSAGE(end != std::string::npos, bytes);
+  std::istringstream head(bytes.substr(0, end));
+  std::string line;
+  std::getline(head, out.status_line);
+  if (!out.status_line.empty() && out.status_line.back() == '\r') out.status_line.pop_back();
+  while (std::getline(head, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const auto colon = line.find(':');
+    REQUIRE(colon != std::string::npos);
+    auto value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+    out.headers.emplace_back(line.substr(0, colon), value);
+  }
+  out.after_headers = bytes.substr(end + 4);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("HEAD passes through unprotected: reaches the provider as HEAD, the provider's Content-Length, no body, no ledger row") {
+  Booked b;
+  auto& provider = b.rig.provider;
+  const std::string path = task_path("tenant-a", "task-a", "providers/booking/bookings/bk_1");
+  auto get = b.c.get(path, agent_a);
+  REQUIRE(get.status == 200);
+  REQUIRE(!get.body.empty());
+
+  // Raw bytes: a HEAD reply has no body to read, and any stray body byte
+  // would show here. Connection: close ends the exchange.
+  const auto bytes = b.c.raw("HEAD " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + agent_a +
+                             "\r\nConnection: close\r\n\r\n");
+  const RawReply head = parse_raw(bytes);
+  CHECK(head.status_line == "HTTP/1.1 200 OK");
+  CHECK(head.header("Content-Length") == std::to_string(get.body.size()));
+  CHECK(head.after_headers.empty());
+  CHECK(!head.header("Gateway-Status"));  // passed through, not decided
+
+  const auto requests = provider.requests();
+  REQUIRE(requests.size() == 3);  // the POST, the GET, the HEAD
+  CHECK(requests[2]["method"] == "HEAD");
+  CHECK(requests[2]["target"] == "/bookings/bk_1");
+  CHECK(!requests[2]["headers"].contains("Idempotency-Key"));
+  CHECK(b.operations() == "1");  // only the POST
+  CHECK(provider.effect_count() == 1);
+}
+
+TEST_CASE("PUT, PATCH and DELETE are protected by default: without Fence-Grant nothing is forwarded, with it they go through the ledger") {
+  Booked b;
+  auto& g = b.rig.gateway;
+  auto& provider = b.rig.provider;
+  std::int64_t version = 1;
+  for (const std::string method : {"PUT", "PATCH", "DELETE"}) {
+    CAPTURE(method);
+    Write w;
+    w.method = method;
+    w.rest = "/bookings/bk_1";
+    w.key = "op-" + method;
+    w.expected_version = version;
+    if (method != "DELETE") w.body = nlohmann::json{{"customer", "by-" + method}}.dump();
+
+    const auto before = provider.requests().size();
+    check_problem(send(b.c, w), 400, "invalid_grant");  // no Fence-Grant
+    CHECK(provider.requests().size() == before);
+    CHECK(b.operations() == std::to_string(version));
+
+    w.grant = b.grant;
+    auto done = send(b.c, w);
+    CHECK(done.status == 200);
+    CHECK(done.code() == "committed");
+    CHECK(done.header("Committed-Version") == std::to_string(version + 1));
+    const auto key = upstream_key("tenant-a", "task-a", w.key);
+    CHECK(provider.requests_with_key(key) == 1);
+    CHECK(provider.effects_for(key) == 1);
+    const auto sent = provider.requests().back();
+    CHECK(sent["method"] == method);
+    CHECK(sent["headers"]["Fence-Owner"] == "region-a");
+    CHECK(g.db().scalar("SELECT method || ' ' || state FROM operations WHERE op_id = '" + w.key + "'") ==
+          method + " succeeded");
+
+    // The exact retry is a replay, not a second forward.
+    CHECK(send(b.c, w).code() == "historical_retry");
+    CHECK(provider.requests_with_key(key) == 1);
+    ++version;
+  }
+  CHECK(b.rig.provider.effect_count() == 4);
+}
