@@ -33,8 +33,8 @@ TEST_CASE("SIGKILL while upstream: the operation stays in_flight and a restarted
     REQUIRE(claimed.code() == "granted");
     w.grant = grant_token(claimed.json());
 
-    // Long enough to kill the gateway while the request is upstream.
-    provider.set_fault("delay", 4000, 1);
+    // Held at the provider until the gateway is dead.
+    provider.hold_next(1);
     auto in_flight = std::async(std::launch::async, [&, port = first.port()] {
       HttpClient own(port);
       try {
@@ -43,7 +43,7 @@ TEST_CASE("SIGKILL while upstream: the operation stays in_flight and a restarted
         return 0u;  // the gateway died under it: no reply at all
       }
     });
-    REQUIRE(provider.wait_for_requests([](const nlohmann::json& r) { return r.size() == 1; }));
+    REQUIRE(provider.wait_for_held(1));
     first.kill_now();
     CHECK(in_flight.get() == 0u);
   }
@@ -58,7 +58,10 @@ TEST_CASE("SIGKILL while upstream: the operation stays in_flight and a restarted
   check_problem(send(c, other), 409, "unresolved_operation");
   CHECK(provider.requests_with_key(key) == 1);
 
-  // The provider does execute it when its pause ends; still nothing is resent.
+  CHECK(provider.effect_count() == 0);
+
+  // The provider does execute it once released; still nothing is resent.
+  CHECK(provider.release() == 1);
   CHECK(provider.wait_for_effects([&](const nlohmann::json& e) { return e["by_key"].contains(key); }));
   CHECK(provider.effects_for(key) == 1);
   check_problem(send(c, w), 409, "operation_in_flight");

@@ -187,4 +187,6 @@ GatewayProcess::GatewayProcess(const nlohmann::json& config, bool manual_clock,
 
 void GatewayProcess::kill_now() { process_->stop(SIGKILL); }
 
+int GatewayProcess::terminate(std::chrono::milliseconds grace) { return process_->stop(SIGTERM, grace); }
+
 }  // namespace gw::test

@@ -93,6 +93,9 @@ class GatewayProcess {
   HttpClient client() const { return HttpClient(port_); }
   // SIGKILL: no drain, no outcome recording; returns once the process is reaped.
   void kill_now();
+  // SIGTERM: the gateway drains; returns the wait status once it is reaped
+  // (SIGKILL only if it is still running after `grace`).
+  int terminate(std::chrono::milliseconds grace);
 
  private:
   TempDir dir_;
