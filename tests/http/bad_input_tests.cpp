@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <sstream>
+
 using namespace gw;
 using namespace gw::test;
 using nlohmann::json;
@@ -22,6 +24,46 @@ void expect(const Reply& r, unsigned status, const std::string& code, const std:
 }
 
 std::string tasks(Gateway& g) { return g.db().scalar("SELECT count(*) FROM tasks"); }
+
+// The test config's limits (gateway_fixture.cpp).
+constexpr std::size_t body_limit = 65536;
+constexpr std::size_t header_limit = 8192;
+
+// Idle keep-alive connections stay open far longer than any client
+// deadline here, so an EOF can only be the gateway's deliberate close.
+GatewayOptions long_idle() {
+  return {.manual_clock = true, .edit = [](nlohmann::json& c) { c["http"]["idle_timeout_ms"] = 600000; }};
+}
+
+// A valid claim body of exactly `size` bytes (JSON whitespace as padding).
+std::string padded_claim_body(std::size_t size) {
+  std::string body = R"({"owner":"a","lease_ms":10})";
+  REQUIRE(size >= body.size());
+  return body.insert(body.size() - 1, size - body.size(), ' ');
+}
+
+std::string chunked(const std::string& body) {
+  std::ostringstream out;
+  out << std::hex << body.size() << "\r\n" << body << "\r\n0\r\n\r\n";
+  return out.str();
+}
+
+// A raw claim request by agent A. `framing` is the body's framing header
+// line(s); with `fields_size`, an X-Pad field makes the header fields,
+// from the first field through the blank line, exactly that many bytes.
+std::string claim_request(const std::string& target, std::string framing, const std::string& body,
+                          std::size_t fields_size = 0) {
+  if (framing.empty()) framing = "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  std::string fields = "Host: x\r\nAuthorization: Bearer " + agent_a + "\r\n" + framing;
+  if (fields_size > 0) {
+    const std::size_t fixed = fields.size() + std::string("X-Pad: \r\n\r\n").size();
+    REQUIRE(fields_size > fixed);
+    fields += "X-Pad: " + std::string(fields_size - fixed, 'p') + "\r\n";
+  }
+  fields += "\r\n";
+  if (fields_size > 0) REQUIRE(fields.size() == fields_size);
+  return "POST " + target + " HTTP/1.1\r\n" + fields + body;
+}
 
 }  // namespace
 
@@ -106,21 +148,95 @@ TEST_CASE("bad input: oversized bodies and headers are payload_too_large") {
   expect(huge_header, 413, "payload_too_large");
   // Chunked bodies are held to the same limit.
   std::string chunk(40000, 'x');
-  std::ostringstream hex;
-  hex << std::hex << chunk.size();
-  auto raw = HttpClient(g.port()).raw("POST " + claim + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + agent_a +
-                                      "\r\nTransfer-Encoding: chunked\r\n\r\n" + hex.str() + "\r\n" + chunk + "\r\n" +
-                                      hex.str() + "\r\n" + chunk + "\r\n0\r\n\r\n");
-  CHECK(raw.rfind("HTTP/1.1 413", 0) == 0);
+  auto raw = HttpClient(g.port()).raw(claim_request(claim, "Transfer-Encoding: chunked\r\n", chunked(chunk + chunk)));
+  CHECK(raw.bytes.rfind("HTTP/1.1 413", 0) == 0);
   CHECK(tasks(g) == "0");
 }
 
+TEST_CASE("bad input: max_body_bytes at its edge, with Content-Length and chunked") {
+  Gateway g(long_idle());
+  g.set_clock(0);
+  int granted = 0;
+  for (const bool is_chunked : {false, true}) {
+    CAPTURE(is_chunked);
+    const auto claim = task_path("tenant-a", std::string("task-") + (is_chunked ? "chunked" : "length"), "claim");
+    const auto framing = [&](const std::string& body) {
+      return is_chunked ? claim_request(claim, "Transfer-Encoding: chunked\r\n", chunked(body))
+                        : claim_request(claim, "Content-Length: " + std::to_string(body.size()) + "\r\n", body);
+    };
+    auto over = HttpClient(g.port(), std::chrono::seconds(20)).raw(framing(padded_claim_body(body_limit + 1)));
+    CHECK(over.bytes.rfind("HTTP/1.1 413", 0) == 0);
+    CHECK(over.bytes.find("Gateway-Status: payload_too_large") != std::string::npos);
+    CHECK(tasks(g) == std::to_string(granted));
+    auto at = HttpClient(g.port(), std::chrono::seconds(20)).raw(framing(padded_claim_body(body_limit)));
+    CHECK(at.bytes.rfind("HTTP/1.1 200", 0) == 0);
+    CHECK(at.bytes.find("Gateway-Status: granted") != std::string::npos);
+    CHECK(tasks(g) == std::to_string(++granted));
+  }
+}
+
+// What Beast's header_limit counts, as this server reads a request (the
+// whole head in one segment, as every client here sends it): the request
+// line on its own, and the header fields from the first field through the
+// blank line on their own, each up to max_header_bytes. docs/api.md says
+// "request line plus headers"; the request line is not part of the count.
+TEST_CASE("bad input: max_header_bytes at its edge: the header fields through the blank line") {
+  Gateway g(long_idle());
+  g.set_clock(0);
+  const auto claim = task_path("tenant-a", "task-a", "claim");
+  const std::string body = R"({"owner":"a","lease_ms":10})";
+  auto with_fields_of = [&](std::size_t size) { return claim_request(claim, "", body, size); };
+
+  auto over = HttpClient(g.port(), std::chrono::seconds(20)).raw(with_fields_of(header_limit + 1));
+  CHECK(over.bytes.rfind("HTTP/1.1 413", 0) == 0);
+  CHECK(over.bytes.find("Gateway-Status: payload_too_large") != std::string::npos);
+  CHECK(over.closed_by_peer);
+  CHECK(tasks(g) == "0");
+  auto at = HttpClient(g.port(), std::chrono::seconds(20)).raw(with_fields_of(header_limit));
+  CHECK(at.bytes.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(tasks(g) == "1");
+}
+
+TEST_CASE("bad input: after a 413 or a 400 the connection closes and a pipelined request is not processed") {
+  Gateway g(long_idle());  // an idle connection stays open: only a deliberate close ends it
+  g.set_clock(0);
+  const std::string next =
+      claim_request(task_path("tenant-a", "pipelined", "claim"), "Content-Length: 27\r\n", R"({"owner":"a","lease_ms":10})");
+  const auto claim = task_path("tenant-a", "task-a", "claim");
+  const std::string body = padded_claim_body(body_limit + 1);
+  struct Case {
+    const char* name;
+    std::string first;
+    const char* status;
+  };
+  for (const auto& c : {Case{"body over the limit", claim_request(claim, "Content-Length: " + std::to_string(body.size()) + "\r\n", body), "HTTP/1.1 413"},
+                        Case{"chunked body over the limit", claim_request(claim, "Transfer-Encoding: chunked\r\n", chunked(body)), "HTTP/1.1 413"},
+                        Case{"header over the limit", claim_request(claim, "", R"({"owner":"a","lease_ms":10})", header_limit + 1), "HTTP/1.1 413"},
+                        Case{"malformed request", "GARBAGE\r\n\r\n", "HTTP/1.1 400"}}) {
+    CAPTURE(c.name);
+    auto r = HttpClient(g.port(), std::chrono::seconds(20)).raw(c.first + next);
+    CHECK(r.bytes.rfind(c.status, 0) == 0);
+    CHECK(r.closed_by_peer);
+    CHECK_FALSE(r.timed_out);
+    // One reply only: the pipelined claim was never read as a request.
+    CHECK(r.bytes.find("HTTP/1.1 ", 1) == std::string::npos);
+    CHECK(tasks(g) == "0");
+  }
+  // The same pipelined claim on its own is served: it was the close that stopped it.
+  auto alone = HttpClient(g.port(), std::chrono::seconds(20)).raw(next + "GARBAGE\r\n\r\n");
+  CHECK(alone.bytes.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(tasks(g) == "1");
+}
+
 TEST_CASE("bad input: a malformed HTTP request gets 400 and the connection closes") {
-  Gateway g;
-  auto raw = HttpClient(g.port()).raw("GARBAGE\r\n\r\n");
-  CHECK(raw.rfind("HTTP/1.1 400", 0) == 0);
-  CHECK(raw.find("Gateway-Status: invalid_request") != std::string::npos);
-  CHECK(raw.find("application/problem+json") != std::string::npos);
+  Gateway g(long_idle());
+  auto raw = HttpClient(g.port(), std::chrono::seconds(20)).raw("GARBAGE\r\n\r\n");
+  CHECK(raw.bytes.rfind("HTTP/1.1 400", 0) == 0);
+  CHECK(raw.bytes.find("Gateway-Status: invalid_request") != std::string::npos);
+  CHECK(raw.bytes.find("application/problem+json") != std::string::npos);
+  // Closed by the gateway, not given up on by the client.
+  CHECK(raw.closed_by_peer);
+  CHECK_FALSE(raw.timed_out);
 }
 
 TEST_CASE("bad input: every gateway reply carries Gateway-Status and a code") {
