@@ -1,7 +1,6 @@
 #include "support/parallel.hpp"
 
-#include <doctest/doctest.h>
-
+#include <stdexcept>
 #include <string>
 
 namespace gw::test {
@@ -14,9 +13,9 @@ std::string describe(const std::exception_ptr& e) {
   } catch (const std::exception& x) {
     return x.what();
   } catch (...) {
-    // doctest's REQUIRE failure is no std::exception; doctest already
+    // doctest's REQUIRE failure is no std::exception; doctest has already
     // reported the failed assertion itself.
-    return "a non-std exception (a failed REQUIRE in the worker)";
+    return "a non-std exception, e.g. a failed REQUIRE";
   }
 }
 
@@ -55,14 +54,10 @@ void Workers::join() {
     std::lock_guard lock(mutex_);
     errors.swap(errors_);
   }
-  for (const auto& e : errors) {
-    const auto what = "a worker thread threw: " + describe(e);
-    FAIL_CHECK(what);
-  }
-  if (!errors.empty()) {
-    const auto count = std::to_string(errors.size()) + " worker thread(s) threw";
-    FAIL(count);
-  }
+  if (errors.empty()) return;
+  std::string what = std::to_string(errors.size()) + " worker thread(s) threw:";
+  for (const auto& e : errors) what += " [" + describe(e) + "]";
+  throw std::runtime_error(what);
 }
 
 void run_parallel(int n, const std::function<void(int)>& fn) {

@@ -1,6 +1,7 @@
 // Threads for tests that cannot take the test binary down: an exception (a
 // failed REQUIRE included) escaping a std::thread calls std::terminate. Here
-// each worker's exception is caught, and reported once the threads are joined.
+// each worker's exception is caught, and rethrown on the test's own thread
+// once all are joined.
 #pragma once
 
 #include <exception>
@@ -27,8 +28,8 @@ class Workers {
 
   // Asks every worker to stop (stop_token) without waiting.
   void request_stop();
-  // Waits for every worker, then fails the test with each worker's
-  // exception, if any threw.
+  // Waits for every worker; then, if any threw, throws one
+  // std::runtime_error naming each worker's exception.
   void join();
 
  private:
