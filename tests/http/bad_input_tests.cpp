@@ -194,7 +194,8 @@ TEST_CASE("bad input: max_header_bytes at its edge") {
   Gateway g(long_idle());
   g.set_clock(0);
   auto send = [&](const std::string& task, std::size_t tail) {
-    return HttpClient(g.port(), std::chrono::seconds(20)).raw(padded_head_request(task_path("tenant-a", task, "claim"), tail));
+    auto request = padded_head_request(task_path("tenant-a", task, "claim"), tail);
+    return HttpClient(g.port(), std::chrono::seconds(20)).raw(request);
   };
   const auto before_pad = head_before_pad(task_path("tenant-a", "whole-head", "claim"));
 
@@ -218,17 +219,20 @@ TEST_CASE("bad input: max_header_bytes at its edge") {
 TEST_CASE("bad input: after a 413 or a 400 the connection closes and a pipelined request is not processed") {
   Gateway g(long_idle());  // an idle connection stays open: only a deliberate close ends it
   g.set_clock(0);
+  const std::string claim_body = R"({"owner":"a","lease_ms":10})";
   const std::string next =
-      claim_request(task_path("tenant-a", "pipelined", "claim"), "Content-Length: 27\r\n", R"({"owner":"a","lease_ms":10})");
+      claim_request(task_path("tenant-a", "pipelined", "claim"), "Content-Length: 27\r\n", claim_body);
   const auto claim = task_path("tenant-a", "task-a", "claim");
   const std::string body = padded_claim_body(body_limit + 1);
+  const std::string length = "Content-Length: " + std::to_string(body.size()) + "\r\n";
   struct Case {
     std::string name;
     std::string first;
     const char* status;
   };
-  for (const auto& c : {Case{"body over the limit", claim_request(claim, "Content-Length: " + std::to_string(body.size()) + "\r\n", body), "HTTP/1.1 413"},
-                        Case{"chunked body over the limit", claim_request(claim, "Transfer-Encoding: chunked\r\n", chunked(body)), "HTTP/1.1 413"},
+  for (const auto& c : {Case{"body over the limit", claim_request(claim, length, body), "HTTP/1.1 413"},
+                        Case{"chunked body over the limit",
+                             claim_request(claim, "Transfer-Encoding: chunked\r\n", chunked(body)), "HTTP/1.1 413"},
                         Case{"header over the limit", padded_head_request(claim, header_limit + 1), "HTTP/1.1 413"},
                         Case{"malformed request", "GARBAGE\r\n\r\n", "HTTP/1.1 400"}}) {
     CAPTURE(c.name);
@@ -265,4 +269,3 @@ TEST_CASE("bad input: every gateway reply carries Gateway-Status and a code") {
     CHECK(r.json()["code"] == r.code());
   }
 }
-

@@ -66,7 +66,8 @@ GatewayOptions blackholed_provider(std::uint16_t port) {
                           {"credential", {{"env", credential_env}}},
                           {"connect_timeout_ms", 300},
                           {"request_timeout_ms", 10000}};
-  return {.manual_clock = true, .edit = [provider](nlohmann::json& c) { c["providers"] = nlohmann::json::array({provider}); }};
+  return {.manual_clock = true,
+          .edit = [provider](nlohmann::json& c) { c["providers"] = nlohmann::json::array({provider}); }};
 }
 
 }  // namespace
