@@ -1,14 +1,17 @@
 // A real fault: the database stops while requests run, then comes back.
 // Every reply meanwhile is a correct answer or authority_unavailable (never
 // a 500, never a hang), and the same gateway recovers without a restart.
+// Each phase waits for what the agents actually saw, never for a fixed time.
+#include "support/eventually.hpp"
 #include "support/gateway_fixture.hpp"
+#include "support/parallel.hpp"
 #include "support/private_cluster.hpp"
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
-#include <thread>
 
 using namespace gw;
 using namespace gw::test;
@@ -21,14 +24,14 @@ TEST_CASE("database stopped while requests run: authority_unavailable or a corre
                          c["database"]["queue_timeout_ms"] = 2000;
                        }});
 
-  std::atomic<bool> stop{false};
   std::mutex mutex;
   std::map<std::string, int> seen;  // "status code" -> count
-  std::vector<std::thread> agents;
+  std::atomic<int> granted{0}, unavailable{0};
+  Workers agents;
   for (int a = 0; a < 6; ++a)
-    agents.emplace_back([&, a] {
+    agents.spawn([&, a](std::stop_token stop) {
       HttpClient c(g.port(), std::chrono::seconds(20));
-      for (int i = 0; !stop; ++i) {
+      for (int i = 0; !stop.stop_requested(); ++i) {
         std::string key;
         try {
           auto task = "task-" + std::to_string(a) + "-" + std::to_string(i);
@@ -38,38 +41,42 @@ TEST_CASE("database stopped while requests run: authority_unavailable or a corre
         } catch (const std::exception& e) {
           key = std::string("no reply: ") + e.what();
         }
+        if (key == "200 granted") ++granted;
+        if (key == "503 authority_unavailable") ++unavailable;
         std::lock_guard lock(mutex);
         ++seen[key];
       }
     });
+  auto ready_status = [&] { return g.client().get("/readyz", "").status; };
 
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  REQUIRE(eventually([&] { return granted > 0; }));
   pg.stop();
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  auto down = g.client().get("/readyz", "");
-  CHECK(down.status == 503);
+  Reply down;
+  CHECK(eventually([&] {
+    down = g.client().get("/readyz", "");
+    return down.status == 503;
+  }));
   CHECK(down.code() == "authority_unavailable");
+  const int unavailable_before = unavailable;  // normally 0; the database was up
+  CHECK(eventually([&] { return unavailable > unavailable_before; }));
+
   pg.start();
   // The same gateway process must answer again by itself.
-  bool recovered = false;
-  for (int attempt = 0; attempt < 120 && !recovered; ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    recovered = g.client().get("/readyz", "").status == 200;
-  }
-  CHECK(recovered);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  stop = true;
-  for (auto& t : agents) t.join();
+  CHECK(eventually([&] { return ready_status() == 200; }));
+  const int granted_at_recovery = granted;
+  CHECK(eventually([&] { return granted > granted_at_recovery; }));
+  agents.request_stop();
+  agents.join();
 
-  int unavailable = 0, granted = 0;
+  int unavailable_replies = 0, granted_replies = 0;
   for (const auto& [key, n] : seen) {
     CAPTURE(key);
     CHECK((key == "200 granted" || key == "503 authority_unavailable"));
-    if (key == "503 authority_unavailable") unavailable += n;
-    if (key == "200 granted") granted += n;
+    if (key == "503 authority_unavailable") unavailable_replies += n;
+    if (key == "200 granted") granted_replies += n;
   }
-  CHECK(unavailable > 0);
-  CHECK(granted > 0);
+  CHECK(unavailable_replies > 0);
+  CHECK(granted_replies > 0);
   auto after = g.claim("tenant-a", "after-restart", "o", 1000);
   CHECK(after["grant"]["epoch"].get<std::int64_t>() > 0);
 }

@@ -8,6 +8,9 @@
 
 #include <strings.h>
 
+#include <functional>
+#include <variant>
+
 namespace gw::test {
 
 namespace asio = boost::asio;
@@ -25,54 +28,93 @@ nlohmann::json Reply::json() const { return nlohmann::json::parse(body, nullptr,
 
 std::string Reply::code() const { return header("Gateway-Status").value_or(""); }
 
+namespace {
+
+// How a failed exchange ended, to decide whether resending is harmless.
+struct Failure {
+  beast::error_code ec;
+  bool reused = false;       // the connection had served an earlier request
+  bool got_bytes = false;    // any byte of a response arrived
+};
+
+// The server closed the connection (it never answered on it).
+bool closed_by_server(const beast::error_code& ec) {
+  return ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
+         ec == asio::error::connection_reset || ec == asio::error::broken_pipe;
+}
+
+bool header_present(const bhttp::request<bhttp::string_body>& req, const char* name) {
+  return req.find(name) != req.end();
+}
+
+// Only a safe read that carries no protected header may be resent.
+bool may_resend(const bhttp::request<bhttp::string_body>& req) {
+  const auto m = req.method();
+  return (m == bhttp::verb::get || m == bhttp::verb::head) && !header_present(req, "Idempotency-Key") &&
+         !header_present(req, "Fence-Grant");
+}
+
+}  // namespace
+
 struct HttpClient::Impl {
   std::uint16_t port;
   std::chrono::milliseconds timeout;
   asio::io_context io;
   std::optional<beast::tcp_stream> stream;
+  bool reused = false;
   beast::flat_buffer buffer;
 
   void connect() {
     stream.emplace(io);
+    reused = false;
+    buffer.clear();
     stream->expires_after(timeout);
     stream->connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
   }
 
-  // One blocking exchange with deadlines, driven by run_for on our own io.
-  Reply exchange(bhttp::request<bhttp::string_body>& req) {
+  void drop() {
+    stream.reset();
+    reused = false;
+    buffer.clear();
+  }
+
+  // One blocking exchange with deadlines, driven by run_one on our own io.
+  // Returns the reply, or how it failed.
+  std::variant<Reply, Failure> exchange(bhttp::request<bhttp::string_body>& req) {
     if (!stream) connect();
+    Failure failure{{}, reused, buffer.size() > 0};
     stream->expires_after(timeout);
-    beast::error_code ec;
     bhttp::response_parser<bhttp::string_body> parser;
     parser.body_limit(64 << 20);
     bool done = false;
     bhttp::async_write(*stream, req, [&](beast::error_code e, std::size_t) {
       if (e) {
-        ec = e;
+        failure.ec = e;
         done = true;
         return;
       }
       bhttp::async_read(*stream, buffer, parser, [&](beast::error_code e2, std::size_t) {
-        ec = e2;
+        failure.ec = e2;
         done = true;
       });
     });
     io.restart();
     while (!done && io.run_one()) {
     }
-    if (ec) {
-      stream.reset();
-      buffer.clear();
-      throw beast::system_error(ec);
+    if (failure.ec) {
+      failure.got_bytes = failure.got_bytes || parser.got_some() || buffer.size() > 0;
+      drop();
+      return failure;
     }
     auto res = parser.release();
     Reply r;
     r.status = res.result_int();
     for (const auto& f : res) r.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     r.body = std::move(res.body());
-    if (!res.keep_alive()) {
-      stream.reset();
-      buffer.clear();
+    if (res.keep_alive()) {
+      reused = true;
+    } else {
+      drop();
     }
     return r;
   }
@@ -95,12 +137,15 @@ Reply HttpClient::request(const std::string& method, const std::string& target, 
   for (const auto& [k, v] : headers) req.insert(k, v);
   req.body() = body;
   if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") req.prepare_payload();
-  // One retry on a fresh connection when the server closed a kept-alive one.
-  try {
-    return impl_->exchange(req);
-  } catch (const beast::system_error&) {
-    return impl_->exchange(req);
+  auto result = impl_->exchange(req);
+  if (auto* failed = std::get_if<Failure>(&result)) {
+    // A kept-alive connection the server closed while it was idle: the
+    // request never reached the application, and it is a safe read.
+    if (failed->reused && !failed->got_bytes && closed_by_server(failed->ec) && may_resend(req))
+      result = impl_->exchange(req);
   }
+  if (auto* failed = std::get_if<Failure>(&result)) throw beast::system_error(failed->ec);
+  return std::get<Reply>(std::move(result));
 }
 
 Reply HttpClient::post_json(const std::string& target, const nlohmann::json& body, const std::string& token) {
@@ -115,30 +160,34 @@ Reply HttpClient::get(const std::string& target, const std::string& token) {
   return request("GET", target, h);
 }
 
-std::string HttpClient::raw(const std::string& bytes) {
+RawReply HttpClient::raw(const std::string& bytes) {
   asio::io_context io;
   beast::tcp_stream s(io);
   s.expires_after(impl_->timeout);
   s.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), impl_->port));
   s.expires_after(impl_->timeout);
-  beast::error_code ec;
-  asio::write(s.socket(), asio::buffer(bytes), ec);
-  std::string out;
+  beast::error_code ignored;
+  // A write cut short by the server closing shows up in the read below.
+  asio::write(s.socket(), asio::buffer(bytes), ignored);
+  RawReply out;
   char chunk[4096];
-  bool done = false;
+  beast::error_code ended;
   std::function<void()> read_more = [&] {
     s.async_read_some(asio::buffer(chunk), [&](beast::error_code e, std::size_t n) {
-      out.append(chunk, n);
+      out.bytes.append(chunk, n);
       if (e) {
-        done = true;
+        ended = e;
         return;
       }
       read_more();
     });
   };
   read_more();
-  while (!done && io.run_one()) {
+  while (!ended && io.run_one()) {
   }
+  out.timed_out = ended == beast::error::timeout;
+  out.closed_by_peer = ended == asio::error::eof || ended == asio::error::connection_reset;
+  if (!out.timed_out && !out.closed_by_peer) throw beast::system_error(ended);
   return out;
 }
 

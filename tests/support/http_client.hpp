@@ -1,5 +1,7 @@
 // A small synchronous HTTP/1.1 client for tests: real sockets, keep-alive,
-// and raw bytes for malformed-input tests.
+// and raw bytes for malformed-input tests. It never hides a failure: a
+// request is resent only in the one case where it provably did no harm
+// (see HttpClient::request).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -26,6 +28,13 @@ struct Reply {
   std::string code() const;
 };
 
+// What HttpClient::raw received, and how the exchange ended.
+struct RawReply {
+  std::string bytes;
+  bool closed_by_peer = false;  // EOF or reset: the server ended the connection
+  bool timed_out = false;       // the client's deadline passed first
+};
+
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 class HttpClient {
@@ -34,14 +43,19 @@ class HttpClient {
   ~HttpClient();
   HttpClient(HttpClient&&) noexcept;
 
+  // Throws boost::system::system_error on failure (beast::error::timeout when
+  // the deadline passed). Resent once only when all of these hold: GET or
+  // HEAD without Idempotency-Key or Fence-Grant, on a reused keep-alive
+  // connection, which ended (EOF, reset, broken pipe) before any response
+  // byte arrived: the server closed an idle connection. Never after a timeout.
   Reply request(const std::string& method, const std::string& target, const Headers& headers = {},
                 const std::string& body = {});
   Reply post_json(const std::string& target, const nlohmann::json& body, const std::string& token);
   Reply get(const std::string& target, const std::string& token);
 
   // Sends bytes as they are on a new connection; returns everything the
-  // server sent until it closed or the timeout passed.
-  std::string raw(const std::string& bytes);
+  // server sent until it closed the connection or the timeout passed.
+  RawReply raw(const std::string& bytes);
 
  private:
   struct Impl;
