@@ -28,7 +28,7 @@ struct Booked {
   std::string grant;
 };
 
-struct RawReply {
+struct ParsedReply {
   std::string status_line;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string after_headers;  // bytes after the blank line
@@ -40,8 +40,8 @@ struct RawReply {
 };
 
 // Splits raw reply bytes; names are compared as sent (the gateway's spelling).
-RawReply parse_raw(const std::string& bytes) {
-  RawReply out;
+ParsedReply parse_raw(const std::string& bytes) {
+  ParsedReply out;
   const auto end = bytes.find("\r\n\r\n");
   REQUIRE_MESSAGE(end != std::string::npos, bytes);
   std::istringstream head(bytes.substr(0, end));
@@ -74,7 +74,8 @@ TEST_CASE("HEAD passes through unprotected: reaches the provider as HEAD, the pr
   // would show here. Connection: close ends the exchange.
   const auto bytes = b.c.raw("HEAD " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + agent_a +
                              "\r\nConnection: close\r\n\r\n");
-  const RawReply head = parse_raw(bytes);
+  CHECK(bytes.closed_by_peer);
+  const ParsedReply head = parse_raw(bytes.bytes);
   CHECK(head.status_line == "HTTP/1.1 200 OK");
   CHECK(head.header("Content-Length") == std::to_string(get.body.size()));
   CHECK(head.after_headers.empty());

@@ -22,10 +22,10 @@ std::string booking_request(const std::string& slot, const std::string& key, con
          std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
 }
 
-std::string send_raw(const ProviderProcess& p, const std::string& bytes) { return HttpClient(p.port()).raw(bytes); }
+std::string send_raw(const ProviderProcess& p, const std::string& bytes) { return HttpClient(p.port()).raw(bytes).bytes; }
 
 std::future<std::string> send_raw_async(const ProviderProcess& p, const std::string& bytes) {
-  return std::async(std::launch::async, [port = p.port(), bytes] { return HttpClient(port).raw(bytes); });
+  return std::async(std::launch::async, [port = p.port(), bytes] { return HttpClient(port).raw(bytes).bytes; });
 }
 
 std::string status_line(const std::string& reply) { return reply.substr(0, reply.find("\r\n")); }
