@@ -37,7 +37,7 @@ struct Failure {
   bool got_bytes = false;    // any byte of a response arrived
 };
 
-// The server closed the connection (it never answered on it).
+// The server ended the connection (EOF or reset), as opposed to our deadline.
 bool closed_by_server(const beast::error_code& ec) {
   return ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
          ec == asio::error::connection_reset || ec == asio::error::broken_pipe;
@@ -139,8 +139,9 @@ Reply HttpClient::request(const std::string& method, const std::string& target, 
   if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") req.prepare_payload();
   auto result = impl_->exchange(req);
   if (auto* failed = std::get_if<Failure>(&result)) {
-    // A kept-alive connection the server closed while it was idle: the
-    // request never reached the application, and it is a safe read.
+    // The server closed a connection it had kept alive, before any reply
+    // byte: the usual idle close racing our write. Only a safe read may be
+    // sent again, since the server may have seen it.
     if (failed->reused && !failed->got_bytes && closed_by_server(failed->ec) && may_resend(req))
       result = impl_->exchange(req);
   }
