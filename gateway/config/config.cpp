@@ -268,6 +268,12 @@ Config parse_config(const std::string& text) {
     o.millis("idle_timeout_ms", c.http.idle_timeout, 1, 3600000);
     o.integer("io_threads", c.http.io_threads, 1, 64);
   }
+  if (auto r = root.get("recovery")) {
+    Object o(*r, "$.recovery");
+    o.millis("forward_margin_ms", c.recovery.forward_margin, 0, 3600000);
+    o.millis("sweep_interval_ms", c.recovery.sweep_interval, 10, 3600000);
+    o.integer("sweep_batch", c.recovery.sweep_batch, 1, 10000);
+  }
   std::set<std::string> hashes;
   auto token_hash = [&](Object& o, std::string& out) {
     o.string("token_sha256", out, true);

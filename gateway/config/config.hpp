@@ -38,6 +38,15 @@ struct DatabaseConfig {
   ms clock_tick{250};              // how often the durable clock floor advances
 };
 
+// Held operations: how abandoned forwards are found (docs/configuration.md).
+struct RecoveryConfig {
+  // Added to a provider's queue, connect and request timeouts to make an
+  // admission's forward deadline: room for the outcome record's retries.
+  ms forward_margin{5000};
+  ms sweep_interval{1000};  // how often in-flight operations past their deadline are swept
+  unsigned sweep_batch = 100;  // operations swept per transaction
+};
+
 struct HttpConfig {
   std::size_t max_body_bytes = 1 << 20;
   std::size_t max_header_bytes = 16 << 10;
@@ -81,12 +90,17 @@ struct ProviderConfig {
   std::string fence_epoch_header = "Fence-Epoch";
   std::string fence_owner_header = "Fence-Owner";
   OutcomeRules outcomes = OutcomeRules::defaults();
+
+  // How long after admission an attempt may still be legitimately in flight
+  // from this process: waiting for a connection, connecting, the exchange.
+  ms forward_budget() const { return queue_timeout + connect_timeout + request_timeout; }
 };
 
 struct Config {
   ListenConfig listen;
   DatabaseConfig database;
   HttpConfig http;
+  RecoveryConfig recovery;
   std::vector<AgentToken> agents;
   std::vector<OperatorToken> operators;
   std::vector<ProviderConfig> providers;

@@ -20,6 +20,26 @@ std::optional<OperationState> parse_operation_state(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view name(HeldReason reason) {
+  return reason == HeldReason::outcome_unknown ? "outcome_unknown" : "forward_abandoned";
+}
+
+std::optional<HeldReason> parse_held_reason(std::string_view text) {
+  if (text == "outcome_unknown") return HeldReason::outcome_unknown;
+  if (text == "forward_abandoned") return HeldReason::forward_abandoned;
+  return std::nullopt;
+}
+
+bool forward_abandoned(OperationState state, std::optional<std::int64_t> deadline_ms, std::int64_t now_ms) {
+  return state == OperationState::in_flight && (!deadline_ms || now_ms > *deadline_ms);
+}
+
+bool settles_operation(OperationState state, std::optional<HeldReason> held, int current_attempt, int attempt) {
+  if (attempt != current_attempt) return false;
+  return state == OperationState::in_flight ||
+         (state == OperationState::unknown && held == HeldReason::forward_abandoned);
+}
+
 AdmissionDecision decide_admission(const AdmissionInput& in) {
   if (in.grant_check != Code::ok) return {Admission::reject, in.grant_check};
   if (in.existing) {
@@ -30,6 +50,8 @@ AdmissionDecision decide_admission(const AdmissionInput& in) {
       case OperationState::rejected:
         return {Admission::replay, Code::historical_retry};
       case OperationState::in_flight:
+        // Never "being forwarded now" when nobody is forwarding it any more.
+        if (in.existing->abandoned) return {Admission::reject, Code::unknown_outcome};
         return {Admission::reject, Code::operation_in_flight};
       case OperationState::unknown:
         // Never resent: only evidence can resolve it.

@@ -21,7 +21,25 @@ std::optional<OperationState> parse_operation_state(std::string_view text);
 struct ExistingOperation {
   std::string fingerprint;
   OperationState state = OperationState::in_flight;
+  // In flight past its forward deadline: whoever forwarded it is gone, so
+  // it is answered as unknown even before a sweep records that.
+  bool abandoned = false;
 };
+
+// Why an unknown operation holds its task.
+enum class HeldReason { outcome_unknown, forward_abandoned };
+std::string_view name(HeldReason reason);
+std::optional<HeldReason> parse_held_reason(std::string_view text);
+
+// Whether an attempt in flight has outlived its forward deadline (no
+// deadline: admitted before deadlines existed, so abandoned too).
+bool forward_abandoned(OperationState state, std::optional<std::int64_t> deadline_ms, std::int64_t now_ms);
+
+// Whether the outcome of `attempt` may settle the operation now: the
+// attempt in flight, or the same attempt after a sweep declared it
+// abandoned (its own late reply is the best evidence there is). Anything
+// else is kept as evidence only.
+bool settles_operation(OperationState state, std::optional<HeldReason> held, int current_attempt, int attempt);
 
 // The task's business state: confirmed version and the operation (if any)
 // that holds the task until its outcome is known.

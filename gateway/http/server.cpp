@@ -110,6 +110,10 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
 
     stream.expires_after(limits.idle_timeout);
     auto [hec, hn] = co_await bhttp::async_read_header(stream, buffer, parser, use_tuple);
+    // Beast's header_limit does not count the lines it parsed whole from its
+    // first read; the documented limit is the whole head, request line to
+    // blank line, which is what the parser consumed for the header.
+    if (!hec && hn > limits.max_header_bytes) hec = bhttp::error::header_limit;
     if (hec) {
       std::optional<Response> reply;
       if (hec == bhttp::error::header_limit)

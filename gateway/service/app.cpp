@@ -73,6 +73,8 @@ void App::dispatch(const CallPtr& call) {
       return proxy(call);
     }
   }
+  if (s.size() == 3 && s[0] == "v1" && s[1] == "admin" && s[2] == "held")
+    return only("GET", "admin_held", &App::held_operations);
   // Without the explicit manual-clock option this route does not exist at all.
   if (s.size() == 3 && s[0] == "v1" && s[1] == "admin" && s[2] == "clock" && deps_.authority.clock().manual())
     return only("POST", "admin_clock", &App::set_clock);

@@ -9,6 +9,7 @@
 #include "service/metrics.hpp"
 #include "service/path.hpp"
 #include "store/authority_store.hpp"
+#include "store/held_store.hpp"
 #include "store/ledger_store.hpp"
 #include "store/pool.hpp"
 #include "upstream/client.hpp"
@@ -27,6 +28,7 @@ class App {
     Pool& pool;
     AuthorityStore& authority;
     LedgerStore& ledger;
+    HeldStore& held;
     Metrics& metrics;
     upstream::Client* upstream = nullptr;  // null: no providers configured
   };
@@ -72,6 +74,8 @@ class App {
   void readyz(const CallPtr& call);
   void metrics(const CallPtr& call);
   void set_clock(const CallPtr& call);
+  // admin_routes.cpp
+  void held_operations(const CallPtr& call);
   // proxy_routes.cpp
   struct ProxyCall;
   void proxy(const CallPtr& call);

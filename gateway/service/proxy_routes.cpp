@@ -122,8 +122,10 @@ void App::proxy(const CallPtr& call) {
   }
 
   on_database(call, [this, p, context](Session& session) -> std::optional<http::Response> {
+    const auto& provider = *p->provider->config;
     AdmissionRequest a{p->scope, p->token, p->operation_id, p->fingerprint, p->upstream.method,
-                       p->provider->config->name, p->upstream.target, p->expected_version};
+                       provider.name, p->upstream.target, p->expected_version,
+                       (provider.forward_budget() + deps_.config.recovery.forward_margin).count()};
     auto admitted = deps_.ledger.admit(session, a);
     switch (admitted.decision.action) {
       case Admission::reject:

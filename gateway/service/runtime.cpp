@@ -7,6 +7,10 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include <condition_variable>
 #include <iostream>
@@ -16,6 +20,35 @@ namespace gw {
 
 namespace asio = boost::asio;
 
+namespace {
+
+// Declares abandoned forwards unknown, logging each one.
+void sweep(LedgerStore& ledger, Session& session, unsigned batch, Metrics& metrics) {
+  try {
+    for (const auto& op : ledger.sweep_abandoned(session, batch)) {
+      metrics.count_event("operations_swept");
+      // One line per operation that becomes held, for the operator on call.
+      nlohmann::json line{{"event", "operation_swept"},
+                          {"tenant", op.scope.tenant},
+                          {"task", op.scope.task},
+                          {"operation", op.operation_id},
+                          {"attempt", op.attempt},
+                          {"provider", op.provider},
+                          {"state", "unknown"},
+                          {"reason", "forward_abandoned"},
+                          {"forward_deadline_ms", op.forward_deadline_ms ? nlohmann::json(*op.forward_deadline_ms)
+                                                                         : nlohmann::json(nullptr)},
+                          {"authority_ms", op.swept_at_ms}};
+      std::cerr << line.dump() << std::endl;
+    }
+  } catch (const std::exception&) {
+    // The database is away: the next round tries again, and nothing was swept.
+    metrics.count_event("sweep_failed");
+  }
+}
+
+}  // namespace
+
 struct Runtime::Impl {
   Impl(Config c, RuntimeOptions o)
       : config(std::move(c)),
@@ -23,7 +56,8 @@ struct Runtime::Impl {
         clock(o.manual_clock),
         retry{config.database.max_attempts},
         authority(clock, retry),
-        ledger(clock, retry) {}
+        ledger(clock, retry),
+        held(clock) {}
 
   Config config;
   RuntimeOptions options;
@@ -31,6 +65,7 @@ struct Runtime::Impl {
   RetryPolicy retry;
   AuthorityStore authority;
   LedgerStore ledger;
+  HeldStore held;
   Metrics metrics;
   std::unique_ptr<Pool> pool;
   std::unique_ptr<App> app;
@@ -47,6 +82,25 @@ struct Runtime::Impl {
   std::condition_variable ticker_wake;
   bool ticker_stop = false;
   std::atomic<bool> tick_pending{false};
+
+  // The sweep of abandoned forwards: a timer on the I/O context hands one
+  // job at a time to the pool; nothing waits by sleeping.
+  std::optional<asio::steady_timer> sweep_timer;
+  std::atomic<bool> sweep_pending{false};
+
+  void schedule_sweep() {
+    sweep_timer->expires_after(config.recovery.sweep_interval);
+    sweep_timer->async_wait([this](boost::system::error_code ec) {
+      if (ec) return;  // cancelled: the runtime is stopping
+      if (!sweep_pending.exchange(true))
+        pool->submit(Pool::Job{[this](Session& s) {
+                                 sweep(ledger, s, config.recovery.sweep_batch, metrics);
+                                 sweep_pending = false;
+                               },
+                               [this] { sweep_pending = false; }});
+      schedule_sweep();
+    });
+  }
 
   SessionOptions session_options() const {
     const auto& d = config.database;
@@ -98,7 +152,7 @@ std::uint16_t Runtime::start() {
   const auto& d = m.config.database;
   m.pool = std::make_unique<Pool>(PoolOptions{m.session_options(), d.pool_size, d.queue_limit, d.queue_timeout});
   m.upstream = std::make_unique<upstream::Client>(m.io);
-  m.app = std::make_unique<App>(App::Deps{m.config, *m.pool, m.authority, m.ledger, m.metrics, m.upstream.get()});
+  m.app = std::make_unique<App>(App::Deps{m.config, *m.pool, m.authority, m.ledger, m.held, m.metrics, m.upstream.get()});
   const auto& h = m.config.http;
   http::ServerLimits limits{h.max_header_bytes, h.max_body_bytes, h.read_timeout, h.idle_timeout,
                             h.read_timeout};
@@ -110,6 +164,8 @@ std::uint16_t Runtime::start() {
   m.work.emplace(m.io.get_executor());
   for (unsigned i = 0; i < h.io_threads; ++i) m.io_threads.emplace_back([&m] { m.io.run(); });
   if (!m.clock.manual()) m.ticker = std::thread([&m] { m.run_ticker(); });
+  m.sweep_timer.emplace(m.io);
+  asio::post(m.io, [&m] { m.schedule_sweep(); });
   return port;
 }
 
@@ -137,6 +193,7 @@ void Runtime::stop(std::chrono::milliseconds drain) {
   }
   m.ticker_wake.notify_all();
   if (m.ticker.joinable()) m.ticker.join();
+  asio::post(m.io, [&m] { m.sweep_timer->cancel(); });
   m.pool->stop();
   m.work.reset();
   m.io.stop();

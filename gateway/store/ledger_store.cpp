@@ -2,6 +2,7 @@
 
 #include "core/fingerprint.hpp"
 #include "core/ownership.hpp"
+#include "store/authority_store.hpp"
 
 #include <pqxx/pqxx>
 
@@ -10,8 +11,9 @@ namespace {
 
 constexpr const char* admit_new_sql = R"(
 WITH op AS (INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target,
-                                    expected_version, upstream_key, state, attempts, created_ms, updated_ms)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'in_flight', 1, $10, $10)),
+                                    expected_version, upstream_key, state, attempts, created_ms, updated_ms,
+                                    forward_deadline_ms)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'in_flight', 1, $10, $10, $10::bigint + $14::bigint)),
      at AS (INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms)
             VALUES ($1, $2, $3, 1, $11, $12, $13, $10))
 UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2)";
@@ -20,7 +22,8 @@ UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2)";
 // attempt. The state was checked in the snapshot: the row is found by its
 // primary key alone (see outcome_sql).
 constexpr const char* readmit_sql = R"(
-WITH op AS (UPDATE operations SET state = 'in_flight', attempts = attempts + 1, updated_ms = $4
+WITH op AS (UPDATE operations SET state = 'in_flight', attempts = attempts + 1, updated_ms = $4,
+                                  forward_deadline_ms = $4::bigint + $8::bigint
             WHERE tenant = $1 AND task = $2 AND op_id = $3
             RETURNING attempts),
      at AS (INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms)
@@ -37,13 +40,47 @@ constexpr const char* outcome_sql = R"(
 WITH o AS (UPDATE operations
            SET state = $4, updated_ms = $5, committed_version = $6, response_status = $7,
                response_headers = $8::jsonb, response_body = $9, response_sha256 = decode($10, 'hex'),
-               response_length = $11
+               response_length = $11, held_reason = $16
            WHERE tenant = $1 AND task = $2 AND op_id = $3),
      a AS (UPDATE operation_attempts SET outcome = $4, outcome_ms = $5, upstream_status = $7, detail = $13
            WHERE tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $12)
 UPDATE task_ledger SET version = $14, open_op = $15
 WHERE tenant = $1 AND task = $2
 RETURNING version)";
+
+// What else became known about an operation, beside the record that settled it.
+constexpr const char* evidence_sql = R"(
+INSERT INTO operation_evidence (tenant, task, op_id, attempt, source, outcome, upstream_status, detail,
+                                response_sha256, response_length, recorded_ms)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, decode($9, 'hex'), $10, $11))";
+
+// READ COMMITTED on purpose: FOR UPDATE SKIP LOCKED hands each due row to
+// one sweeper, the UPDATE re-checks the state on the locked row (a record
+// that won the race is left alone), and a SERIALIZABLE outcome transaction
+// that loses it fails on the concurrent update and retries, seeing the
+// sweep. No predicate lock covers the deadline index's pages.
+std::string sweep_sql(const AuthorityClock& clock) {
+  return R"(
+WITH now AS (SELECT )" + clock.now_sql(1) + R"( AS ms FROM authority a),
+     due AS (SELECT o.tenant, o.task, o.op_id FROM operations o, now
+             WHERE o.state = 'in_flight' AND (o.forward_deadline_ms IS NULL OR o.forward_deadline_ms < now.ms)
+             ORDER BY o.forward_deadline_ms NULLS FIRST LIMIT $2
+             FOR UPDATE OF o SKIP LOCKED),
+     swept AS (UPDATE operations o SET state = 'unknown', held_reason = 'forward_abandoned', updated_ms = now.ms
+               FROM due, now
+               WHERE o.tenant = due.tenant AND o.task = due.task AND o.op_id = due.op_id AND o.state = 'in_flight'
+               RETURNING o.tenant, o.task, o.op_id, o.attempts, o.provider, o.forward_deadline_ms, now.ms AS now_ms),
+     at AS (UPDATE operation_attempts a SET outcome = 'unknown', outcome_ms = s.now_ms,
+                                            detail = 'forward abandoned: still in flight past its deadline'
+            FROM swept s
+            WHERE a.tenant = s.tenant AND a.task = s.task AND a.op_id = s.op_id AND a.attempt = s.attempts),
+     ev AS (INSERT INTO operation_evidence (tenant, task, op_id, attempt, source, outcome, detail, recorded_ms)
+            SELECT tenant, task, op_id, attempts, 'sweep', 'unknown',
+                   'in flight past its forward deadline (' || coalesce(forward_deadline_ms::text, 'none') ||
+                   '): the forwarding process stopped or lost the database', now_ms
+            FROM swept)
+SELECT tenant, task, op_id, attempts, provider, forward_deadline_ms, now_ms FROM swept)";
+}
 
 }  // namespace
 
@@ -53,7 +90,9 @@ AdmissionResult LedgerStore::admit(Session& s, const AdmissionRequest& rq) {
     AdmissionInput in;
     in.grant_check = check_grant(rq.token, snap.realm, rq.scope, snap.owner, snap.now_ms);
     if (snap.operation)
-      in.existing = ExistingOperation{snap.operation->fingerprint, snap.operation->state};
+      in.existing = ExistingOperation{
+          snap.operation->fingerprint, snap.operation->state,
+          forward_abandoned(snap.operation->state, snap.operation->forward_deadline_ms, snap.now_ms)};
     in.operation_id = rq.operation_id;
     in.fingerprint = rq.fingerprint;
     in.ledger = snap.ledger;
@@ -75,11 +114,12 @@ AdmissionResult LedgerStore::admit(Session& s, const AdmissionRequest& rq) {
         r.upstream_key = upstream_idempotency_key(rq.scope.tenant, rq.scope.task, rq.operation_id);
         tx.exec_params0(admit_new_sql, rq.scope.tenant, rq.scope.task, rq.operation_id,
                         pqxx::binarystring(rq.fingerprint), rq.method, rq.provider, rq.target,
-                        rq.expected_version, r.upstream_key, snap.now_ms, snap.realm, id.owner, id.epoch);
+                        rq.expected_version, r.upstream_key, snap.now_ms, snap.realm, id.owner, id.epoch,
+                        rq.forward_budget_ms);
         break;
       case Admission::readmit: {
         auto rows = tx.exec_params1(readmit_sql, rq.scope.tenant, rq.scope.task, rq.operation_id,
-                                    snap.now_ms, snap.realm, id.owner, id.epoch);
+                                    snap.now_ms, snap.realm, id.owner, id.epoch, rq.forward_budget_ms);
         r.attempt = rows[0].as<int>();
         r.upstream_key = snap.operation->upstream_key;
         break;
@@ -96,10 +136,29 @@ OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
     OutcomeResult r;
     r.reply_gate = check_grant(admitted_by, snap.realm, out.scope, snap.owner, snap.now_ms);
     r.version = snap.ledger.version;
-    // Only the attempt in flight is settled here, and only once.
-    if (!snap.operation || snap.operation->state != OperationState::in_flight ||
-        snap.operation->attempts != out.attempt)
+    if (!snap.operation) return r;
+    const auto& op = *snap.operation;
+    std::optional<unsigned> evidence_status;
+    std::optional<std::string> evidence_sha;
+    std::optional<std::int64_t> evidence_length;
+    if (out.response) {
+      evidence_status = out.response->status;
+      evidence_sha = out.response->body_sha256;
+      evidence_length = out.response->body_length;
+    }
+    auto keep_evidence = [&](const std::string& detail) {
+      tx.exec_params0(evidence_sql, out.scope.tenant, out.scope.task, out.operation_id, out.attempt,
+                      std::string("late_reply"), std::string(name(out.state)), evidence_status, detail,
+                      evidence_sha, evidence_length, snap.now_ms);
+    };
+    // Only the attempt in flight (or its own late reply after a sweep) is
+    // settled here, and only once; anything else is kept as evidence.
+    if (!settles_operation(op.state, op.held_reason, op.attempts, out.attempt)) {
+      keep_evidence("arrived after the operation was " + std::string(name(op.state)) + ": " + out.detail);
       return r;
+    }
+    if (op.state == OperationState::unknown)
+      keep_evidence("the forwarder's own reply, after the sweep: " + out.detail);
     auto next = apply_outcome(snap.ledger, out.operation_id, out.state);
     std::optional<std::int64_t> committed;
     if (out.state == OperationState::succeeded) committed = next.version;
@@ -118,7 +177,10 @@ OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
     auto rows = tx.exec_params(outcome_sql, out.scope.tenant, out.scope.task, out.operation_id,
                                std::string(name(out.state)), snap.now_ms, committed, status, headers,
                                body ? *body : pqxx::binarystring(std::string()), sha, length,
-                               out.attempt, out.detail, next.version, next.open_operation);
+                               out.attempt, out.detail, next.version, next.open_operation,
+                               out.state == OperationState::unknown
+                                   ? std::optional<std::string>(std::string(name(HeldReason::outcome_unknown)))
+                                   : std::nullopt);
     r.recorded = rows.size() == 1;
     if (r.recorded) r.version = rows[0][0].as<std::int64_t>();
     return r;
@@ -140,6 +202,23 @@ ReceiptResult LedgerStore::receipt(Session& s, const TaskScope& scope, const Gra
     }
     r.operation = std::move(snap.operation);
     return r;
+  });
+}
+
+std::vector<SweptOperation> LedgerStore::sweep_abandoned(Session& s, unsigned limit) {
+  return read_committed(s, [&](pqxx::dbtransaction& tx) {
+    std::vector<SweptOperation> swept;
+    for (const auto& row : tx.exec_params(sweep_sql(clock_), clock_.high_water(), static_cast<std::int64_t>(limit))) {
+      SweptOperation op;
+      op.scope = TaskScope{row[0].as<std::string>(), row[1].as<std::string>()};
+      op.operation_id = row[2].as<std::string>();
+      op.attempt = row[3].as<int>();
+      op.provider = row[4].as<std::string>();
+      op.forward_deadline_ms = row[5].as<std::optional<std::int64_t>>();
+      op.swept_at_ms = row[6].as<std::int64_t>();
+      swept.push_back(std::move(op));
+    }
+    return swept;
   });
 }
 

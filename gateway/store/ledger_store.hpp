@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gw {
 
@@ -25,6 +26,9 @@ struct AdmissionRequest {
   std::string provider;
   std::string target;
   std::int64_t expected_version = 0;
+  // How long the forward may take (the provider's timeouts plus a margin):
+  // past admission time plus this, an attempt still in flight is abandoned.
+  std::int64_t forward_budget_ms = 0;
 };
 
 struct AdmissionResult {
@@ -53,6 +57,17 @@ struct OutcomeResult {
   Code reply_gate = Code::ok;
 };
 
+// An operation the sweep found in flight past its forward deadline and
+// declared unknown (held, reason forward_abandoned).
+struct SweptOperation {
+  TaskScope scope;
+  std::string operation_id;
+  int attempt = 0;
+  std::string provider;
+  std::optional<std::int64_t> forward_deadline_ms;
+  std::int64_t swept_at_ms = 0;
+};
+
 // An operation's receipt, for its task's current owner only.
 struct ReceiptResult {
   Code code = Code::ok;  // the grant check, or not_found
@@ -68,6 +83,10 @@ class LedgerStore {
   OutcomeResult record_outcome(Session& s, const OutcomeRecord& outcome, const GrantToken& admitted_by);
   ReceiptResult receipt(Session& s, const TaskScope& scope, const GrantToken& token,
                         const std::string& operation_id);
+  // Declares up to `limit` abandoned forwards unknown, each exactly once
+  // even with several gateways sweeping one database (row locks, SKIP
+  // LOCKED). READ COMMITTED: it never takes SERIALIZABLE predicate locks.
+  std::vector<SweptOperation> sweep_abandoned(Session& s, unsigned limit);
 
  private:
   AuthorityClock& clock_;

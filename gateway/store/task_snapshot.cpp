@@ -14,7 +14,7 @@ TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const 
       " o.fingerprint, o.state, o.attempts, o.upstream_key, o.committed_version,"
       " o.response_status, o.response_headers::text, o.response_body,"
       " encode(o.response_sha256, 'hex'), o.response_length,"
-      " o.method, o.provider, o.target, o.expected_version"
+      " o.method, o.provider, o.target, o.expected_version, o.forward_deadline_ms, o.held_reason"
       " FROM authority a"
       " LEFT JOIN tasks t ON t.tenant = $1 AND t.task = $2"
       " LEFT JOIN task_ledger l ON l.tenant = $1 AND l.task = $2"
@@ -43,6 +43,8 @@ TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const 
     op.provider = row[19].as<std::string>();
     op.target = row[20].as<std::string>();
     op.expected_version = row[21].as<std::int64_t>();
+    op.forward_deadline_ms = row[22].as<std::optional<std::int64_t>>();
+    if (!row[23].is_null()) op.held_reason = parse_held_reason(row[23].as<std::string>());
     if (!row[13].is_null()) {
       RecordedResponse r;
       r.status = row[13].as<unsigned>();

@@ -33,6 +33,8 @@ struct StoredOperation {
   std::int64_t expected_version = 0;
   std::optional<std::int64_t> committed_version;
   std::optional<RecordedResponse> response;
+  std::optional<std::int64_t> forward_deadline_ms;  // of the current attempt
+  std::optional<HeldReason> held_reason;            // when unknown
 };
 
 struct TaskSnapshot {

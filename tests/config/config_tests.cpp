@@ -116,3 +116,30 @@ TEST_CASE("config: listen address, header-safe credentials and non-overlapping o
   bad["providers"][0]["outcomes"] = {{"not_executed", {"100-199"}}};
   CHECK(error_of(bad).find("300-599") != std::string::npos);
 }
+
+TEST_CASE("config: recovery defaults, limits and the forward budget") {
+  auto c = parse_config(minimal().dump());
+  CHECK(c.recovery.forward_margin == std::chrono::milliseconds(5000));
+  CHECK(c.recovery.sweep_interval == std::chrono::milliseconds(1000));
+  CHECK(c.recovery.sweep_batch == 100);
+  auto j = minimal();
+  j["recovery"] = {{"forward_margin_ms", 0}, {"sweep_interval_ms", 10}, {"sweep_batch", 10000}};
+  c = parse_config(j.dump());
+  CHECK(c.recovery.forward_margin == std::chrono::milliseconds(0));
+  CHECK(c.recovery.sweep_interval == std::chrono::milliseconds(10));
+  CHECK(c.recovery.sweep_batch == 10000);
+  for (const auto& [field, bad] : std::vector<std::pair<std::string, json>>{
+           {"forward_margin_ms", -1}, {"forward_margin_ms", 3600001}, {"sweep_interval_ms", 9},
+           {"sweep_batch", 0}, {"sweep_batch", 10001}, {"sweep_batch", "5"}, {"sweep_interval_ms", 1.5}}) {
+    CAPTURE(field);
+    j = minimal();
+    j["recovery"] = {{field, bad}};
+    CHECK(error_of(j).find("$.recovery." + field) != std::string::npos);
+  }
+  j = minimal();
+  j["recovery"] = {{"sweep_every_ms", 5}};
+  CHECK(error_of(j).find("$.recovery.sweep_every_ms: unknown field") != std::string::npos);
+
+  ProviderConfig p;  // the documented timeouts: queue 2 s + connect 2 s + request 10 s
+  CHECK(p.forward_budget() == std::chrono::milliseconds(14000));
+}

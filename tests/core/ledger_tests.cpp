@@ -113,3 +113,40 @@ TEST_CASE("operation states round-trip their names") {
     CHECK(parse_operation_state(name(s)) == s);
   CHECK_FALSE(parse_operation_state("done"));
 }
+
+TEST_CASE("decide_admission: the exact retry of an abandoned forward is unknown_outcome, never in flight") {
+  auto in = input();
+  in.ledger.open_operation = "op-a";
+  in.existing = ExistingOperation{"fp-1", OperationState::in_flight, true};
+  auto d = decide_admission(in);
+  CHECK(d.action == Admission::reject);
+  CHECK(d.code == Code::unknown_outcome);
+  in.existing->fingerprint = "fp-2";  // a changed payload is still a conflict first
+  CHECK(decide_admission(in).code == Code::operation_conflict);
+}
+
+TEST_CASE("forward_abandoned: only an attempt in flight, only strictly past its deadline") {
+  CHECK_FALSE(forward_abandoned(OperationState::in_flight, 100, 99));
+  CHECK_FALSE(forward_abandoned(OperationState::in_flight, 100, 100));
+  CHECK(forward_abandoned(OperationState::in_flight, 100, 101));
+  CHECK(forward_abandoned(OperationState::in_flight, std::nullopt, 0));  // admitted before deadlines
+  for (auto s : {OperationState::succeeded, OperationState::rejected, OperationState::not_executed,
+                 OperationState::unknown})
+    CHECK_FALSE(forward_abandoned(s, 100, 1000));
+}
+
+TEST_CASE("settles_operation: the attempt in flight, or the same attempt's late reply after a sweep") {
+  CHECK(settles_operation(OperationState::in_flight, std::nullopt, 2, 2));
+  CHECK_FALSE(settles_operation(OperationState::in_flight, std::nullopt, 2, 1));  // an older attempt
+  CHECK(settles_operation(OperationState::unknown, HeldReason::forward_abandoned, 2, 2));
+  CHECK_FALSE(settles_operation(OperationState::unknown, HeldReason::forward_abandoned, 2, 1));
+  // Unknown from the provider's own answer: only evidence can resolve it.
+  CHECK_FALSE(settles_operation(OperationState::unknown, HeldReason::outcome_unknown, 2, 2));
+  for (auto s : {OperationState::succeeded, OperationState::rejected, OperationState::not_executed})
+    CHECK_FALSE(settles_operation(s, std::nullopt, 1, 1));
+}
+
+TEST_CASE("held reasons round-trip their names") {
+  for (auto r : {HeldReason::outcome_unknown, HeldReason::forward_abandoned}) CHECK(parse_held_reason(name(r)) == r);
+  CHECK_FALSE(parse_held_reason("swept"));
+}

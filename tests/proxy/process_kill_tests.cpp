@@ -1,9 +1,11 @@
 // The write-gateway process killed (SIGKILL: no drain, no outcome record)
 // while a protected request is upstream. The admission was committed before
 // forwarding, so the ledger still holds the operation in flight, and a
-// restarted gateway on the same database neither forgets nor resends it.
+// restarted gateway on the same database neither forgets nor resends it;
+// past the forward deadline it sweeps it to unknown (held for evidence).
 #include "proxy/proxy_fixture.hpp"
 
+#include "support/eventually.hpp"
 #include "support/process.hpp"
 
 #include <future>
@@ -11,13 +13,16 @@
 using namespace gw;
 using namespace gw::test;
 
-TEST_CASE("SIGKILL while upstream: the operation stays in_flight and a restarted gateway never resends it") {
+TEST_CASE("SIGKILL while upstream: a restarted gateway never resends it, and sweeps it unknown past its forward deadline") {
   TestDatabase db;
   ProviderProcess provider;
   auto config = test_config_json(db.url());
   ProviderSettings settings;
   settings.request_timeout_ms = 30000;
   config["providers"] = nlohmann::json::array({booking_provider_config(provider, settings)});
+  // Forward deadline = admission + queue 2 s + connect 2 s + request 30 s + margin 5 s.
+  config["recovery"] = {{"forward_margin_ms", 5000}, {"sweep_interval_ms", 50}};
+  const std::int64_t deadline_ms = 39000;
   const std::vector<std::pair<std::string, std::string>> env{{booking_credential_env, provider_credential}};
   const auto key = upstream_key("tenant-a", "task-a", "op-1");
   auto state = [&] { return db.scalar("SELECT state FROM operations WHERE op_id = 'op-1'"); };
@@ -60,13 +65,31 @@ TEST_CASE("SIGKILL while upstream: the operation stays in_flight and a restarted
 
   CHECK(provider.effect_count() == 0);
 
+  // Up to its forward deadline another gateway may still be forwarding it.
+  auto clock = [&](std::int64_t now_ms) {
+    REQUIRE(c.post_json("/v1/admin/clock", {{"now_ms", now_ms}}, operator_token).status == 200);
+  };
+  clock(deadline_ms);
+  check_problem(send(c, w), 409, "operation_in_flight");
+  CHECK(state() == "in_flight");
+
+  // Past it, nobody is: the exact retry is told the outcome is unknown
+  // (never "being forwarded now"), and the sweep holds it as unknown.
+  clock(deadline_ms + 1);
+  check_problem(send(c, w), 504, "unknown_outcome");
+  CHECK(eventually([&] { return state() == "unknown"; }));
+  CHECK(db.scalar("SELECT held_reason FROM operations WHERE op_id = 'op-1'") == "forward_abandoned");
+  CHECK(db.scalar("SELECT count(*) FROM operation_evidence WHERE op_id = 'op-1' AND source = 'sweep'") == "1");
+  check_problem(send(c, w), 504, "unknown_outcome");
+  check_problem(send(c, other), 409, "unresolved_operation");
+
   // The provider does execute it once released; still nothing is resent.
   CHECK(provider.release() == 1);
   CHECK(provider.wait_for_effects([&](const nlohmann::json& e) { return e["by_key"].contains(key); }));
   CHECK(provider.effects_for(key) == 1);
-  check_problem(send(c, w), 409, "operation_in_flight");
+  check_problem(send(c, w), 504, "unknown_outcome");
   CHECK(provider.requests_with_key(key) == 1);
   CHECK(provider.requests().size() == 1);
-  CHECK(state() == "in_flight");
+  CHECK(state() == "unknown");
   CHECK(db.scalar("SELECT attempts FROM operations WHERE op_id = 'op-1'") == "1");
 }

@@ -30,6 +30,9 @@ struct StoreFixture {
   AuthorityStore authority{clock, retry};
   LedgerStore ledger{clock, retry};
   SessionOptions session_options;
+  // Admissions' forward budget: long enough that no store test's attempt is
+  // abandoned unless the test means it to be.
+  std::int64_t forward_budget_ms = 1'000'000;
   // When the session last failed to connect; it does not retry within its
   // reconnect backoff. Tests that cut the database forget it to go on at once.
   std::shared_ptr<std::atomic<std::int64_t>> last_failure = no_failures();
@@ -55,6 +58,7 @@ struct StoreFixture {
     rq.target = "/bookings";
     rq.expected_version = intent.expected_version;
     rq.fingerprint = payload_fingerprint({rq.method, rq.provider, rq.target, intent.expected_version, intent.value});
+    rq.forward_budget_ms = forward_budget_ms;
     return rq;
   }
 
