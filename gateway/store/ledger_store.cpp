@@ -138,18 +138,21 @@ OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
     r.version = snap.ledger.version;
     if (!snap.operation) return r;
     const auto& op = *snap.operation;
-    std::optional<unsigned> evidence_status;
-    std::optional<std::string> evidence_sha;
-    std::optional<std::int64_t> evidence_length;
+    std::optional<unsigned> status;
+    std::optional<std::string> headers, sha;
+    std::optional<std::int64_t> length;
+    std::optional<pqxx::binarystring> body;
     if (out.response) {
-      evidence_status = out.response->status;
-      evidence_sha = out.response->body_sha256;
-      evidence_length = out.response->body_length;
+      status = out.response->status;
+      headers = out.response->headers_json;
+      sha = out.response->body_sha256;
+      length = out.response->body_length;
+      body.emplace(out.response->body);
     }
     auto keep_evidence = [&](const std::string& detail) {
       tx.exec_params0(evidence_sql, out.scope.tenant, out.scope.task, out.operation_id, out.attempt,
-                      std::string("late_reply"), std::string(name(out.state)), evidence_status, detail,
-                      evidence_sha, evidence_length, snap.now_ms);
+                      std::string("late_reply"), std::string(name(out.state)), status, detail, sha, length,
+                      snap.now_ms);
     };
     // Only the attempt in flight (or its own late reply after a sweep) is
     // settled here, and only once; anything else is kept as evidence.
@@ -162,18 +165,6 @@ OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
     auto next = apply_outcome(snap.ledger, out.operation_id, out.state);
     std::optional<std::int64_t> committed;
     if (out.state == OperationState::succeeded) committed = next.version;
-
-    std::optional<unsigned> status;
-    std::optional<std::string> headers, sha;
-    std::optional<std::int64_t> length;
-    std::optional<pqxx::binarystring> body;
-    if (out.response) {
-      status = out.response->status;
-      headers = out.response->headers_json;
-      sha = out.response->body_sha256;
-      length = out.response->body_length;
-      body.emplace(out.response->body);
-    }
     auto rows = tx.exec_params(outcome_sql, out.scope.tenant, out.scope.task, out.operation_id,
                                std::string(name(out.state)), snap.now_ms, committed, status, headers,
                                body ? *body : pqxx::binarystring(std::string()), sha, length,
