@@ -9,13 +9,21 @@
 
 namespace gw::test {
 
-PrivateCluster::PrivateCluster() : port_(std::to_string(free_tcp_port())) {
+PrivateCluster::PrivateCluster() {
   const char* script = std::getenv("GATEWAY_TEST_PG_SCRIPT");
   REQUIRE_MESSAGE(script, "GATEWAY_TEST_PG_SCRIPT is not set: run the tests through scripts/test.sh");
   script_ = script;
-  dir_ = (std::filesystem::temp_directory_path() / ("gw-private-pg-" + port_)).string();
-  run("destroy");  // a cluster left by a crashed earlier run
-  start();
+  // A port free when picked can be taken (by another test's outgoing
+  // connection, from the same ephemeral range) before PostgreSQL binds it:
+  // then the first start fails, and another port is tried.
+  for (int attempt = 1;; ++attempt) {
+    port_ = std::to_string(free_tcp_port());
+    dir_ = (std::filesystem::temp_directory_path() / ("gw-private-pg-" + port_)).string();
+    run("destroy");  // a cluster left by a crashed earlier run
+    if (run("start", port_) == 0) return;
+    run("destroy");
+    REQUIRE_MESSAGE(attempt < 5, "could not start a private PostgreSQL on 5 free ports");
+  }
 }
 
 PrivateCluster::~PrivateCluster() { run("destroy"); }
