@@ -273,6 +273,8 @@ Config parse_config(const std::string& text) {
     o.millis("forward_margin_ms", c.recovery.forward_margin, 0, 3600000);
     o.millis("sweep_interval_ms", c.recovery.sweep_interval, 10, 3600000);
     o.integer("sweep_batch", c.recovery.sweep_batch, 1, 10000);
+    o.millis("outcome_wait_ms", c.recovery.outcome_wait, 0, 600000);
+    o.millis("outcome_retry_cap_ms", c.recovery.outcome_retry_cap, 10, 600000);
   }
   std::set<std::string> hashes;
   auto token_hash = [&](Object& o, std::string& out) {

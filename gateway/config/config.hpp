@@ -45,6 +45,10 @@ struct RecoveryConfig {
   ms forward_margin{5000};
   ms sweep_interval{1000};  // how often in-flight operations past their deadline are swept
   unsigned sweep_batch = 100;  // operations swept per transaction
+  // How long an agent's reply waits for its outcome to be recorded; the
+  // record goes on being retried after that (outcome lane, no deadline).
+  ms outcome_wait{3000};
+  ms outcome_retry_cap{5000};  // longest pause between two tries of an outcome record
 };
 
 struct HttpConfig {

@@ -1,6 +1,9 @@
 // Plain HTTP request and response values exchanged between the Beast server
-// and the application, so that routing and handlers never include Beast.
+// and the application, so that routing and handlers never include Beast
+// (only Asio's awaitable, to answer as a coroutine).
 #pragma once
+
+#include <boost/asio/awaitable.hpp>
 
 #include <functional>
 #include <optional>
@@ -45,8 +48,8 @@ struct Response {
   }
 };
 
-// Completes one request; may be called from any thread, exactly once.
-using Responder = std::function<void(Response)>;
-using Handler = std::function<void(Request, Responder)>;
+// Answers one request. The coroutine runs on the connection's strand and
+// must not throw: every failure is a reply.
+using Handler = std::function<boost::asio::awaitable<Response>(Request)>;
 
 }  // namespace gw::http

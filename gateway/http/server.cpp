@@ -37,23 +37,6 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
 
 namespace {
 
-// Hands the request to the application and resumes the coroutine with its
-// reply on the coroutine's own executor, whichever thread answered.
-template <class Token>
-auto async_handle(const Handler& handler, Request request, Token&& token) {
-  return asio::async_initiate<Token, void(Response)>(
-      [&handler](auto completion, Request request) {
-        auto executor = asio::get_associated_executor(completion);
-        auto shared = std::make_shared<decltype(completion)>(std::move(completion));
-        handler(std::move(request), [shared, executor](Response response) {
-          asio::post(executor, [shared, response = std::move(response)]() mutable {
-            (*shared)(std::move(response));
-          });
-        });
-      },
-      token, std::move(request));
-}
-
 Request to_request(bhttp::request<bhttp::string_body>&& m, const std::string& remote) {
   Request r;
   r.method = std::string(m.method_string());
@@ -172,7 +155,7 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
     auto request = to_request(std::move(message), remote);
     const bool client_keep_alive = request.keep_alive;
     stream.expires_never();  // the handler has its own deadlines
-    Response reply = co_await async_handle(state->handler, std::move(request), asio::use_awaitable);
+    Response reply = co_await state->handler(std::move(request));
     const bool keep_alive = client_keep_alive && !reply.close && !state->stopping;
     if (!co_await write_reply(stream, std::move(reply), version, keep_alive, head, limits)) break;
     if (!keep_alive) break;

@@ -1,7 +1,7 @@
 // The HTTP/1.1 front door (Beast): keep-alive sessions, a fresh parser with
 // header and body limits per request, read and idle deadlines. It knows no
-// routes: every complete request goes to the Handler, whose reply may come
-// from any thread and is written back on the session's own executor.
+// routes: every complete request goes to the Handler, a coroutine awaited on
+// the session's own strand.
 #pragma once
 
 #include "http/message.hpp"

@@ -80,31 +80,29 @@ std::string why_held(const HeldOperation& op, std::int64_t now_ms) {
 
 }  // namespace
 
-void App::held_operations(const CallPtr& call) {
-  require_operator(*call);
-  auto filter = held_filter(call->target.query);
-  on_database(call, [this, filter](Session& session) -> std::optional<http::Response> {
-    auto page = deps_.held.list(session, filter);
-    auto rows = nlohmann::json::array();
-    for (const auto& op : page.operations)
-      rows.push_back({{"tenant", op.scope.tenant},
-                      {"task", op.scope.task},
-                      {"operation", op.operation_id},
-                      {"state", name(op.state)},
-                      {"reason", why_held(op, page.now_ms)},
-                      {"provider", op.provider},
-                      {"method", op.method},
-                      {"target", op.target},
-                      {"upstream_key", op.upstream_key},
-                      {"attempts", op.attempts},
-                      {"held_since_ms", op.since_ms},
-                      {"held_for_ms", page.now_ms - op.since_ms},
-                      {"forward_deadline_ms", op.forward_deadline_ms ? nlohmann::json(*op.forward_deadline_ms)
-                                                                     : nlohmann::json(nullptr)}});
-    nlohmann::json body{{"held", rows}, {"now_ms", page.now_ms}};
-    body["next_cursor"] = page.more ? nlohmann::json(encode_cursor(page.operations.back())) : nlohmann::json(nullptr);
-    return http::json_reply(Code::ok, std::move(body));
-  });
+App::Reply App::held_operations(Call& call) {
+  require_operator(call);
+  auto filter = held_filter(call.target.query);
+  auto page = co_await deps_.database.once([&](Session& session) { return deps_.held.list(session, filter); });
+  auto rows = nlohmann::json::array();
+  for (const auto& op : page.operations)
+    rows.push_back({{"tenant", op.scope.tenant},
+                    {"task", op.scope.task},
+                    {"operation", op.operation_id},
+                    {"state", name(op.state)},
+                    {"reason", why_held(op, page.now_ms)},
+                    {"provider", op.provider},
+                    {"method", op.method},
+                    {"target", op.target},
+                    {"upstream_key", op.upstream_key},
+                    {"attempts", op.attempts},
+                    {"held_since_ms", op.since_ms},
+                    {"held_for_ms", page.now_ms - op.since_ms},
+                    {"forward_deadline_ms", op.forward_deadline_ms ? nlohmann::json(*op.forward_deadline_ms)
+                                                                   : nlohmann::json(nullptr)}});
+  nlohmann::json body{{"held", rows}, {"now_ms", page.now_ms}};
+  body["next_cursor"] = page.more ? nlohmann::json(encode_cursor(page.operations.back())) : nlohmann::json(nullptr);
+  co_return http::json_reply(Code::ok, std::move(body));
 }
 
 }  // namespace gw

@@ -27,93 +27,66 @@ App::App(Deps deps) : deps_(deps), auth_(deps.config) {
   }
 }
 
-void App::handle(http::Request request, http::Responder done) {
-  auto call = std::make_shared<Call>();
-  call->started = std::chrono::steady_clock::now();
+App::Reply App::handle(http::Request request) {
+  const auto started = std::chrono::steady_clock::now();
+  Call call;
   auto id = request.header("X-Request-Id");
-  call->request_id = id && is_label(*id) ? std::string(*id) : to_hex(random_bytes(12));
-  call->request = std::move(request);
-  call->done = std::move(done);
+  call.request_id = id && is_label(*id) ? std::string(*id) : to_hex(random_bytes(12));
+  call.request = std::move(request);
+  std::optional<http::Response> reply;
   try {
-    auto target = split_target(call->request.target);
+    auto target = split_target(call.request.target);
     if (!target) throw Rejection(Code::invalid_request, "request target is not a valid origin-form path");
-    call->target = std::move(*target);
-    dispatch(call);
+    call.target = std::move(*target);
+    reply = co_await dispatch(call);
   } catch (const Rejection& r) {
-    finish(call, http::problem(r.code, r.what()));
+    reply = http::problem(r.code, r.what());
+  } catch (const AuthorityUnavailable& e) {
+    std::cerr << "request " << call.request_id << ": authority unavailable: " << e.what() << std::endl;
+    deps_.metrics.count_event("authority_unavailable");
+    reply = http::problem(Code::authority_unavailable, "the authority did not answer; nothing was forwarded");
   } catch (const std::exception& e) {
-    std::cerr << "request " << call->request_id << ": internal error: " << e.what() << std::endl;
-    finish(call, http::problem(Code::internal_error, "internal error; see the gateway log"));
+    std::cerr << "request " << call.request_id << ": internal error: " << e.what() << std::endl;
+    reply = http::problem(Code::internal_error, "internal error; see the gateway log");
   }
+  reply->set("X-Request-Id", call.request_id);
+  // Provider replies passed through for unprotected methods carry no code.
+  auto code = reply->header("Gateway-Status").value_or("passthrough");
+  deps_.metrics.count_reply(call.route, code, std::chrono::steady_clock::now() - started);
+  co_return std::move(*reply);
 }
 
-void App::dispatch(const CallPtr& call) {
-  const auto& s = call->target.segments;
-  const auto& method = call->request.method;
-  auto only = [&](std::string_view allowed, std::string route, void (App::*fn)(const CallPtr&)) {
-    call->route = std::move(route);
-    if (method != allowed) {
-      auto r = http::problem(Code::method_not_allowed, "use " + std::string(allowed) + " here");
-      r.set("Allow", std::string(allowed));
-      return finish(call, std::move(r));
-    }
-    (this->*fn)(call);
-  };
-  if (s.size() == 1 && s[0] == "healthz") return only("GET", "healthz", &App::healthz);
-  if (s.size() == 1 && s[0] == "readyz") return only("GET", "readyz", &App::readyz);
-  if (s.size() == 1 && s[0] == "metrics") return only("GET", "metrics", &App::metrics);
+std::optional<App::Route> App::route_for(const std::vector<std::string>& s) const {
+  if (s.size() == 1 && s[0] == "healthz") return Route{"healthz", "GET", &App::healthz};
+  if (s.size() == 1 && s[0] == "readyz") return Route{"readyz", "GET", &App::readyz};
+  if (s.size() == 1 && s[0] == "metrics") return Route{"metrics", "GET", &App::metrics};
   if (s.size() >= 5 && s[0] == "v1" && s[1] == "tenants" && s[3] == "tasks") {
-    if (s.size() == 5) return only("GET", "task", &App::task_view);
-    if (s.size() == 6 && s[5] == "claim") return only("POST", "claim", &App::claim);
-    if (s.size() == 6 && s[5] == "renew") return only("POST", "renew", &App::renew);
-    if (s.size() == 6 && s[5] == "release") return only("POST", "release", &App::release);
-    if (s.size() == 7 && s[5] == "operations") return only("GET", "operation", &App::operation_receipt);
-    if (s.size() >= 7 && s[5] == "providers") {
-      call->route = "proxy";
-      return proxy(call);
-    }
+    if (s.size() == 5) return Route{"task", "GET", &App::task_view};
+    if (s.size() == 6 && s[5] == "claim") return Route{"claim", "POST", &App::claim};
+    if (s.size() == 6 && s[5] == "renew") return Route{"renew", "POST", &App::renew};
+    if (s.size() == 6 && s[5] == "release") return Route{"release", "POST", &App::release};
+    if (s.size() == 7 && s[5] == "operations") return Route{"operation", "GET", &App::operation_receipt};
+    // Any method: the provider's rules decide what is protected.
+    if (s.size() >= 7 && s[5] == "providers") return Route{"proxy", "", &App::proxy};
   }
   if (s.size() == 3 && s[0] == "v1" && s[1] == "admin" && s[2] == "held")
-    return only("GET", "admin_held", &App::held_operations);
+    return Route{"admin_held", "GET", &App::held_operations};
   // Without the explicit manual-clock option this route does not exist at all.
   if (s.size() == 3 && s[0] == "v1" && s[1] == "admin" && s[2] == "clock" && deps_.authority.clock().manual())
-    return only("POST", "admin_clock", &App::set_clock);
-  finish(call, http::problem(Code::not_found, "no such route"));
+    return Route{"admin_clock", "POST", &App::set_clock};
+  return std::nullopt;
 }
 
-void App::finish(const CallPtr& call, http::Response response) {
-  response.set("X-Request-Id", call->request_id);
-  // Provider replies passed through for unprotected methods carry no code.
-  auto code = response.header("Gateway-Status").value_or("passthrough");
-  deps_.metrics.count_reply(call->route, code, std::chrono::steady_clock::now() - call->started);
-  auto done = std::move(call->done);
-  done(std::move(response));
-}
-
-void App::on_database(const CallPtr& call, std::function<std::optional<http::Response>(Session&)> work,
-                      std::optional<http::Response> if_unavailable) {
-  auto unavailable = [this, call, if_unavailable] {
-    deps_.metrics.count_event("authority_unavailable");
-    finish(call, if_unavailable ? *if_unavailable
-                                : http::problem(Code::authority_unavailable,
-                                                "the authority did not answer; nothing was forwarded"));
-  };
-  deps_.pool.submit(Pool::Job{
-      [this, call, work = std::move(work), unavailable](Session& session) {
-        try {
-          if (auto reply = work(session)) finish(call, std::move(*reply));
-        } catch (const AuthorityUnavailable& e) {
-          std::cerr << "request " << call->request_id << ": authority unavailable: " << e.what()
-                    << std::endl;
-          unavailable();
-        } catch (const Rejection& r) {
-          finish(call, http::problem(r.code, r.what()));
-        } catch (const std::exception& e) {
-          std::cerr << "request " << call->request_id << ": internal error: " << e.what() << std::endl;
-          finish(call, http::problem(Code::internal_error, "internal error; see the gateway log"));
-        }
-      },
-      unavailable});
+App::Reply App::dispatch(Call& call) {
+  const auto route = route_for(call.target.segments);
+  if (!route) co_return http::problem(Code::not_found, "no such route");
+  call.route = route->name;
+  if (!route->method.empty() && call.request.method != route->method) {
+    auto r = http::problem(Code::method_not_allowed, "use " + std::string(route->method) + " here");
+    r.set("Allow", std::string(route->method));
+    co_return r;
+  }
+  co_return co_await (this->*route->handler)(call);
 }
 
 const Principal& App::require_principal(Call& call) {

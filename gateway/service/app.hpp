@@ -1,23 +1,26 @@
-// The application behind the HTTP server: routing, authentication, input
-// validation on the I/O thread, then every database decision on a pool
-// worker. Route handlers live in *_routes.cpp beside this file.
+// The application behind the HTTP server: routing, authentication, and each
+// route as one coroutine that reads top to bottom (validate, decide, forward,
+// record, reply). Validation runs on the connection's strand; every database
+// decision is awaited on a pool worker. Route handlers live in *_routes.cpp.
 #pragma once
 
 #include "config/config.hpp"
 #include "http/message.hpp"
 #include "service/auth.hpp"
+#include "service/database.hpp"
 #include "service/metrics.hpp"
 #include "service/path.hpp"
 #include "store/authority_store.hpp"
 #include "store/held_store.hpp"
 #include "store/ledger_store.hpp"
-#include "store/pool.hpp"
 #include "upstream/client.hpp"
 
+#include <atomic>
 #include <chrono>
-#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 
 namespace gw {
 
@@ -25,7 +28,8 @@ class App {
  public:
   struct Deps {
     const Config& config;
-    Pool& pool;
+    Database& database;
+    Pool& pool;  // for its gauges
     AuthorityStore& authority;
     LedgerStore& ledger;
     HeldStore& held;
@@ -34,7 +38,14 @@ class App {
   };
   explicit App(Deps deps);
 
-  void handle(http::Request request, http::Responder done);
+  // Never throws: every failure becomes a problem reply.
+  asio::awaitable<http::Response> handle(http::Request request);
+
+  // Outcome records still being retried (their agents may have been answered).
+  std::size_t pending_outcomes() const;
+  // Stops retrying outcome records: what is not recorded by now is left in
+  // flight, for the sweep. Each one is logged with the reply it would record.
+  void stop();
 
   // One request in progress.
   struct Call {
@@ -43,21 +54,19 @@ class App {
     std::string route = "unmatched";
     std::string request_id;
     std::optional<Principal> principal;
-    http::Responder done;
-    std::chrono::steady_clock::time_point started;
   };
-  using CallPtr = std::shared_ptr<Call>;
+  using Reply = asio::awaitable<http::Response>;
+
+  struct PendingOutcome;
 
  private:
-  void dispatch(const CallPtr& call);
-  void finish(const CallPtr& call, http::Response response);
-  // Runs `work` on a database worker; AuthorityUnavailable and a full or
-  // stopped pool answer 503 authority_unavailable, a Rejection its code.
-  // A work that returns nullopt has taken the call over and finishes it.
-  // `if_unavailable` replaces the 503 when the work may already have had
-  // effects elsewhere (the outcome of a forwarded request).
-  void on_database(const CallPtr& call, std::function<std::optional<http::Response>(Session&)> work,
-                   std::optional<http::Response> if_unavailable = std::nullopt);
+  Reply dispatch(Call& call);
+  struct Route {
+    std::string_view name;
+    std::string_view method;  // empty: any
+    Reply (App::*handler)(Call&);
+  };
+  std::optional<Route> route_for(const std::vector<std::string>& segments) const;
 
   const Principal& require_principal(Call& call);
   const Principal& require_agent_for(Call& call, const std::string& tenant);
@@ -65,23 +74,25 @@ class App {
   TaskScope task_scope(const Call& call) const;
 
   // ownership_routes.cpp
-  void claim(const CallPtr& call);
-  void renew(const CallPtr& call);
-  void release(const CallPtr& call);
-  void task_view(const CallPtr& call);
+  Reply claim(Call& call);
+  Reply renew(Call& call);
+  Reply release(Call& call);
+  Reply task_view(Call& call);
   // service_routes.cpp
-  void healthz(const CallPtr& call);
-  void readyz(const CallPtr& call);
-  void metrics(const CallPtr& call);
-  void set_clock(const CallPtr& call);
+  Reply healthz(Call& call);
+  Reply readyz(Call& call);
+  Reply metrics(Call& call);
+  Reply set_clock(Call& call);
   // admin_routes.cpp
-  void held_operations(const CallPtr& call);
+  Reply held_operations(Call& call);
   // proxy_routes.cpp
-  struct ProxyCall;
-  void proxy(const CallPtr& call);
-  void forward(const std::shared_ptr<ProxyCall>& p);
-  void record(const std::shared_ptr<ProxyCall>& p, upstream::Result result);
-  void operation_receipt(const CallPtr& call);
+  Reply proxy(Call& call);
+  Reply operation_receipt(Call& call);
+  asio::awaitable<upstream::Result> exchange(const upstream::Endpoint& endpoint, upstream::Request request);
+  // outcome_lane.cpp
+  Reply record(const ProviderConfig& provider, const AdmissionRequest& admission, int attempt,
+               const std::string& request_id, upstream::Result result);
+  asio::awaitable<void> keep_recording(std::shared_ptr<PendingOutcome> pending);
 
   struct ProviderRoute {
     const ProviderConfig* config;
@@ -91,6 +102,10 @@ class App {
   Deps deps_;
   Authenticator auth_;
   std::map<std::string, ProviderRoute, std::less<>> providers_;
+
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex pending_mutex_;
+  std::set<std::shared_ptr<PendingOutcome>> pending_;
 };
 
 }  // namespace gw

@@ -125,4 +125,16 @@ http::Fields headers_from_json(std::string_view text) {
   return out;
 }
 
+http::Fields to_fields(const std::vector<upstream::Header>& headers) {
+  http::Fields out;
+  for (const auto& h : headers) out.emplace_back(h.name, h.value);
+  return out;
+}
+
+std::vector<upstream::Header> to_upstream(const http::Fields& fields) {
+  std::vector<upstream::Header> out;
+  for (const auto& [k, v] : fields) out.push_back({k, v});
+  return out;
+}
+
 }  // namespace gw

@@ -5,6 +5,7 @@
 
 #include "config/config.hpp"
 #include "http/message.hpp"
+#include "upstream/client.hpp"
 
 #include <optional>
 #include <string>
@@ -53,6 +54,10 @@ struct ProviderTarget {
   std::string_view query;
 };
 ProviderTarget split_provider_target(std::string_view target);
+
+// The same header list in the upstream client's and the server's types.
+http::Fields to_fields(const std::vector<upstream::Header>& headers);
+std::vector<upstream::Header> to_upstream(const http::Fields& fields);
 
 // Headers kept in the ledger, as JSON [[name, value], ...] text, and back.
 std::string headers_to_json(const http::Fields& headers);

@@ -2,17 +2,21 @@
 
 #include "http/server.hpp"
 #include "service/app.hpp"
+#include "service/event_log.hpp"
 #include "store/migrations.hpp"
 #include "upstream/client.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 
 #include <nlohmann/json.hpp>
 
-#include <condition_variable>
 #include <iostream>
 #include <thread>
 
@@ -22,28 +26,23 @@ namespace asio = boost::asio;
 
 namespace {
 
-// Declares abandoned forwards unknown, logging each one.
-void sweep(LedgerStore& ledger, Session& session, unsigned batch, Metrics& metrics) {
-  try {
-    for (const auto& op : ledger.sweep_abandoned(session, batch)) {
-      metrics.count_event("operations_swept");
-      // One line per operation that becomes held, for the operator on call.
-      nlohmann::json line{{"event", "operation_swept"},
-                          {"tenant", op.scope.tenant},
-                          {"task", op.scope.task},
-                          {"operation", op.operation_id},
-                          {"attempt", op.attempt},
-                          {"provider", op.provider},
-                          {"state", "unknown"},
-                          {"reason", "forward_abandoned"},
-                          {"forward_deadline_ms", op.forward_deadline_ms ? nlohmann::json(*op.forward_deadline_ms)
-                                                                         : nlohmann::json(nullptr)},
-                          {"authority_ms", op.swept_at_ms}};
-      std::cerr << line.dump() << std::endl;
-    }
-  } catch (const std::exception&) {
-    // The database is away: the next round tries again, and nothing was swept.
-    metrics.count_event("sweep_failed");
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// Declares abandoned forwards unknown, logging each one for the operator on call.
+void report_swept(const std::vector<SweptOperation>& swept, Metrics& metrics) {
+  for (const auto& op : swept) {
+    metrics.count_event("operations_swept");
+    log_event("operation_swept",
+              {{"tenant", op.scope.tenant},
+               {"task", op.scope.task},
+               {"operation", op.operation_id},
+               {"attempt", op.attempt},
+               {"provider", op.provider},
+               {"state", "unknown"},
+               {"reason", "forward_abandoned"},
+               {"forward_deadline_ms",
+                op.forward_deadline_ms ? nlohmann::json(*op.forward_deadline_ms) : nlohmann::json(nullptr)},
+               {"authority_ms", op.swept_at_ms}});
   }
 }
 
@@ -55,8 +54,8 @@ struct Runtime::Impl {
         options(o),
         clock(o.manual_clock),
         retry{config.database.max_attempts},
-        authority(clock, retry),
-        ledger(clock, retry),
+        authority(clock),
+        ledger(clock),
         held(clock) {}
 
   Config config;
@@ -68,6 +67,7 @@ struct Runtime::Impl {
   HeldStore held;
   Metrics metrics;
   std::unique_ptr<Pool> pool;
+  std::unique_ptr<Database> database;
   std::unique_ptr<App> app;
   asio::io_context io;
   std::unique_ptr<upstream::Client> upstream;
@@ -75,31 +75,43 @@ struct Runtime::Impl {
   std::unique_ptr<http::Server> server;
   std::vector<std::thread> io_threads;
 
-  // The clock floor ticker: one pending tick at most, so a slow database
-  // never accumulates a backlog of them.
-  std::thread ticker;
-  std::mutex ticker_mutex;
-  std::condition_variable ticker_wake;
-  bool ticker_stop = false;
-  std::atomic<bool> tick_pending{false};
+  // Background duties, each a loop on its own timer that awaits its database
+  // job before it arms the timer again: never two at once, nothing sleeps.
+  // The clock floor ticker (real clock only) and the sweep of abandoned
+  // forwards. Both on one strand, where stop() cancels their timers.
+  std::optional<asio::strand<asio::io_context::executor_type>> duties;
+  std::optional<asio::steady_timer> tick_timer, sweep_timer;
+  std::atomic<bool> stopping{false};
 
-  // The sweep of abandoned forwards: a timer on the I/O context hands one
-  // job at a time to the pool; nothing waits by sleeping.
-  std::optional<asio::steady_timer> sweep_timer;
-  std::atomic<bool> sweep_pending{false};
+  asio::awaitable<void> tick_loop() {
+    while (!stopping) {
+      tick_timer->expires_after(config.database.clock_tick);
+      if (auto [ec] = co_await tick_timer->async_wait(use_tuple); ec) co_return;  // stopping
+      try {
+        co_await database->once([this](Session& s) {
+          authority.advance_floor(s);
+          return true;
+        });
+      } catch (const std::exception&) {
+        // The next tick tries again; decisions still read the old floor.
+      }
+    }
+  }
 
-  void schedule_sweep() {
-    sweep_timer->expires_after(config.recovery.sweep_interval);
-    sweep_timer->async_wait([this](boost::system::error_code ec) {
-      if (ec) return;  // cancelled: the runtime is stopping
-      if (!sweep_pending.exchange(true))
-        pool->submit(Pool::Job{[this](Session& s) {
-                                 sweep(ledger, s, config.recovery.sweep_batch, metrics);
-                                 sweep_pending = false;
-                               },
-                               [this] { sweep_pending = false; }});
-      schedule_sweep();
-    });
+  asio::awaitable<void> sweep_loop() {
+    while (!stopping) {
+      sweep_timer->expires_after(config.recovery.sweep_interval);
+      if (auto [ec] = co_await sweep_timer->async_wait(use_tuple); ec) co_return;  // stopping
+      try {
+        report_swept(co_await database->once([this](Session& s) {
+                       return ledger.sweep_abandoned(s, config.recovery.sweep_batch);
+                     }),
+                     metrics);
+      } catch (const std::exception&) {
+        // The database is away: the next round tries again, and nothing was swept.
+        metrics.count_event("sweep_failed");
+      }
+    }
   }
 
   SessionOptions session_options() const {
@@ -123,22 +135,6 @@ struct Runtime::Impl {
       }
     }
   }
-
-  void run_ticker() {
-    std::unique_lock lock(ticker_mutex);
-    while (!ticker_wake.wait_for(lock, config.database.clock_tick, [this] { return ticker_stop; })) {
-      if (tick_pending.exchange(true)) continue;
-      pool->submit(Pool::Job{[this](Session& s) {
-                               try {
-                                 authority.advance_floor(s);
-                               } catch (const std::exception&) {
-                                 // The next tick tries again; decisions still read the old floor.
-                               }
-                               tick_pending = false;
-                             },
-                             [this] { tick_pending = false; }});
-    }
-  }
 };
 
 Runtime::Runtime(Config config, RuntimeOptions options)
@@ -151,21 +147,23 @@ std::uint16_t Runtime::start() {
   m.migrate();
   const auto& d = m.config.database;
   m.pool = std::make_unique<Pool>(PoolOptions{m.session_options(), d.pool_size, d.queue_limit, d.queue_timeout});
+  m.database = std::make_unique<Database>(*m.pool, m.retry);
   m.upstream = std::make_unique<upstream::Client>(m.io);
-  m.app = std::make_unique<App>(App::Deps{m.config, *m.pool, m.authority, m.ledger, m.held, m.metrics, m.upstream.get()});
+  m.app = std::make_unique<App>(
+      App::Deps{m.config, *m.database, *m.pool, m.authority, m.ledger, m.held, m.metrics, m.upstream.get()});
   const auto& h = m.config.http;
   http::ServerLimits limits{h.max_header_bytes, h.max_body_bytes, h.read_timeout, h.idle_timeout,
                             h.read_timeout};
   m.server = std::make_unique<http::Server>(
-      m.io, limits, [app = m.app.get()](http::Request r, http::Responder done) {
-        app->handle(std::move(r), std::move(done));
-      });
+      m.io, limits, [app = m.app.get()](http::Request r) { return app->handle(std::move(r)); });
   auto port = m.server->listen(m.config.listen.address, m.config.listen.port);
   m.work.emplace(m.io.get_executor());
   for (unsigned i = 0; i < h.io_threads; ++i) m.io_threads.emplace_back([&m] { m.io.run(); });
-  if (!m.clock.manual()) m.ticker = std::thread([&m] { m.run_ticker(); });
-  m.sweep_timer.emplace(m.io);
-  asio::post(m.io, [&m] { m.schedule_sweep(); });
+  m.duties.emplace(asio::make_strand(m.io));
+  m.tick_timer.emplace(*m.duties);
+  m.sweep_timer.emplace(*m.duties);
+  if (!m.clock.manual()) asio::co_spawn(*m.duties, m.tick_loop(), asio::detached);
+  asio::co_spawn(*m.duties, m.sweep_loop(), asio::detached);
   return port;
 }
 
@@ -175,9 +173,11 @@ void Runtime::stop(std::chrono::milliseconds drain) {
   auto& m = *impl_;
   if (!m.server) return;
   m.server->stop_accepting();
+  // Polled by the stopping thread only; no I/O or database thread waits here.
   auto settle = [&m](std::chrono::milliseconds within) {
     auto deadline = std::chrono::steady_clock::now() + within;
-    while (m.server->active_requests() > 0 && std::chrono::steady_clock::now() < deadline)
+    while ((m.server->active_requests() > 0 || m.app->pending_outcomes() > 0) &&
+           std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
   };
   settle(drain);
@@ -187,13 +187,14 @@ void Runtime::stop(std::chrono::milliseconds drain) {
   // in_flight in the ledger, for reconciliation.
   m.upstream->shutdown();
   settle(std::min(drain, std::chrono::milliseconds(2000)));
-  {
-    std::lock_guard lock(m.ticker_mutex);
-    m.ticker_stop = true;
-  }
-  m.ticker_wake.notify_all();
-  if (m.ticker.joinable()) m.ticker.join();
-  asio::post(m.io, [&m] { m.sweep_timer->cancel(); });
+  // Outcome records still waiting for the database stop here (each logged);
+  // the sweep holds their attempts once their forward deadlines pass.
+  m.app->stop();
+  m.stopping = true;
+  asio::post(*m.duties, [&m] {
+    m.tick_timer->cancel();
+    m.sweep_timer->cancel();
+  });
   m.pool->stop();
   m.work.reset();
   m.io.stop();

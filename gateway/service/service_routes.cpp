@@ -7,38 +7,38 @@
 
 namespace gw {
 
-void App::healthz(const CallPtr& call) {
-  finish(call, http::json_reply(Code::ok, {{"status", "up"}}));
+App::Reply App::healthz(Call&) {
+  co_return http::json_reply(Code::ok, {{"status", "up"}});
 }
 
-void App::readyz(const CallPtr& call) {
+App::Reply App::readyz(Call&) {
   const bool manual = deps_.authority.clock().manual();
-  on_database(call, [this, manual](Session& session) {
+  co_await deps_.database.once([&](Session& session) {
     deps_.authority.ping(session);
-    return http::json_reply(Code::ok, {{"status", "ready"},
-                                       {"authority", "reachable"},
-                                       {"clock", manual ? "manual" : "database"}});
+    return true;
   });
+  co_return http::json_reply(Code::ok, {{"status", "ready"},
+                                        {"authority", "reachable"},
+                                        {"clock", manual ? "manual" : "database"}});
 }
 
-void App::metrics(const CallPtr& call) {
+App::Reply App::metrics(Call&) {
   http::Response r;
   r.set("Content-Type", "text/plain; version=0.0.4");
   r.set("Gateway-Status", "ok");
   r.body = deps_.metrics.render({deps_.pool.size(), deps_.pool.busy(), deps_.pool.queued()});
-  finish(call, std::move(r));
+  co_return r;
 }
 
-void App::set_clock(const CallPtr& call) {
-  require_operator(*call);
-  JsonBody body(call->request.body, {"now_ms"});
+App::Reply App::set_clock(Call& call) {
+  require_operator(call);
+  JsonBody body(call.request.body, {"now_ms"});
   auto now_ms = body.integer("now_ms");
-  on_database(call, [this, now_ms](Session& session) {
-    if (deps_.authority.set_manual_clock(session, now_ms) != Code::ok)
-      return http::problem(Code::authority_clock_rollback,
-                           "now_ms is below the authority's current time");
-    return http::json_reply(Code::ok, {{"now_ms", now_ms}});
-  });
+  auto code = co_await deps_.database.once(
+      [&](Session& session) { return deps_.authority.set_manual_clock(session, now_ms); });
+  if (code != Code::ok)
+    co_return http::problem(Code::authority_clock_rollback, "now_ms is below the authority's current time");
+  co_return http::json_reply(Code::ok, {{"now_ms", now_ms}});
 }
 
 }  // namespace gw

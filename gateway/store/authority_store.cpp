@@ -30,7 +30,7 @@ constexpr const char* sequence_exhausted = "2200H";
 ClaimResult AuthorityStore::claim(Session& s, const TaskScope& scope, const std::string& owner,
                                   std::int64_t lease_ms) {
   try {
-    return serializable(s, retry_, [&](pqxx::dbtransaction& tx) {
+    return serializable(s, [&](pqxx::dbtransaction& tx) {
       auto snap = read_task(tx, clock_, scope, std::nullopt);
       auto decision = decide_claim(snap.owner, snap.now_ms, lease_ms);
       ClaimResult r;
@@ -58,7 +58,7 @@ ClaimResult AuthorityStore::claim(Session& s, const TaskScope& scope, const std:
 
 LeaseResult AuthorityStore::renew(Session& s, const TaskScope& scope, const GrantToken& token,
                                   std::int64_t lease_ms) {
-  return serializable(s, retry_, [&](pqxx::dbtransaction& tx) {
+  return serializable(s, [&](pqxx::dbtransaction& tx) {
     auto snap = read_task(tx, clock_, scope, std::nullopt);
     auto check = check_grant(token, snap.realm, scope, snap.owner, snap.now_ms);
     if (check != Code::ok) return LeaseResult{check, 0};
@@ -71,7 +71,7 @@ LeaseResult AuthorityStore::renew(Session& s, const TaskScope& scope, const Gran
 }
 
 LeaseResult AuthorityStore::release(Session& s, const TaskScope& scope, const GrantToken& token) {
-  return serializable(s, retry_, [&](pqxx::dbtransaction& tx) {
+  return serializable(s, [&](pqxx::dbtransaction& tx) {
     auto snap = read_task(tx, clock_, scope, std::nullopt);
     auto check = check_grant(token, snap.realm, scope, snap.owner, snap.now_ms);
     auto decision = decide_release(check, snap.now_ms);

@@ -40,7 +40,7 @@ struct TaskView {
 
 class AuthorityStore {
  public:
-  AuthorityStore(AuthorityClock& clock, RetryPolicy retry) : clock_(clock), retry_(retry) {}
+  explicit AuthorityStore(AuthorityClock& clock) : clock_(clock) {}
 
   // All of these throw AuthorityUnavailable when the database cannot answer.
   ClaimResult claim(Session& s, const TaskScope& scope, const std::string& owner,
@@ -59,11 +59,9 @@ class AuthorityStore {
   void ping(Session& s);
 
   AuthorityClock& clock() { return clock_; }
-  const RetryPolicy& retry() const { return retry_; }
 
  private:
   AuthorityClock& clock_;
-  RetryPolicy retry_;
 };
 
 // Runs a short non-serializable statement batch with the same failure

@@ -85,7 +85,7 @@ SELECT tenant, task, op_id, attempts, provider, forward_deadline_ms, now_ms FROM
 }  // namespace
 
 AdmissionResult LedgerStore::admit(Session& s, const AdmissionRequest& rq) {
-  return serializable(s, retry_, [&](pqxx::dbtransaction& tx) {
+  return serializable(s, [&](pqxx::dbtransaction& tx) {
     auto snap = read_task(tx, clock_, rq.scope, rq.operation_id);
     AdmissionInput in;
     in.grant_check = check_grant(rq.token, snap.realm, rq.scope, snap.owner, snap.now_ms);
@@ -131,7 +131,7 @@ AdmissionResult LedgerStore::admit(Session& s, const AdmissionRequest& rq) {
 
 OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
                                           const GrantToken& admitted_by) {
-  return serializable(s, retry_, [&](pqxx::dbtransaction& tx) {
+  return serializable(s, [&](pqxx::dbtransaction& tx) {
     auto snap = read_task(tx, clock_, out.scope, out.operation_id);
     OutcomeResult r;
     r.reply_gate = check_grant(admitted_by, snap.realm, out.scope, snap.owner, snap.now_ms);
@@ -180,7 +180,7 @@ OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
 
 ReceiptResult LedgerStore::receipt(Session& s, const TaskScope& scope, const GrantToken& token,
                                    const std::string& operation_id) {
-  return serializable(s, retry_, [&](pqxx::dbtransaction& tx) {
+  return serializable(s, [&](pqxx::dbtransaction& tx) {
     auto snap = read_task(tx, clock_, scope, operation_id);
     ReceiptResult r;
     // Ownership first: a stale or expired owner learns nothing, not even

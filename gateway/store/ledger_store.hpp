@@ -76,7 +76,7 @@ struct ReceiptResult {
 
 class LedgerStore {
  public:
-  LedgerStore(AuthorityClock& clock, RetryPolicy retry) : clock_(clock), retry_(retry) {}
+  explicit LedgerStore(AuthorityClock& clock) : clock_(clock) {}
 
   // Both throw AuthorityUnavailable when the database cannot answer.
   AdmissionResult admit(Session& s, const AdmissionRequest& request);
@@ -90,7 +90,6 @@ class LedgerStore {
 
  private:
   AuthorityClock& clock_;
-  RetryPolicy retry_;
 };
 
 }  // namespace gw

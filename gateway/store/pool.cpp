@@ -65,8 +65,9 @@ Pool::~Pool() { stop(); }
 void Pool::submit(Job job) {
   {
     std::lock_guard lock(mutex_);
-    if (!stopping_ && queue_.size() < options_.queue_limit) {
-      queue_.push_back({std::move(job), std::chrono::steady_clock::now()});
+    auto& lane = job.lane == Lane::outcome ? outcomes_ : queue_;
+    if (!stopping_ && (job.lane == Lane::outcome || queue_.size() < options_.queue_limit)) {
+      lane.push_back({std::move(job), std::chrono::steady_clock::now()});
       ready_.notify_one();
       return;
     }
@@ -81,6 +82,8 @@ void Pool::stop() {
     if (stopping_ && workers_.empty()) return;
     stopping_ = true;
     dropped.swap(queue_);
+    for (auto& q : outcomes_) dropped.push_back(std::move(q));
+    outcomes_.clear();
     ready_.notify_all();
   }
   for (auto& q : dropped) q.job.reject();
@@ -91,7 +94,7 @@ void Pool::stop() {
 
 std::size_t Pool::queued() const {
   std::lock_guard lock(mutex_);
-  return queue_.size();
+  return queue_.size() + outcomes_.size();
 }
 
 void Pool::work() {
@@ -100,12 +103,13 @@ void Pool::work() {
     Queued next;
     {
       std::unique_lock lock(mutex_);
-      ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping
-      next = std::move(queue_.front());
-      queue_.pop_front();
+      ready_.wait(lock, [this] { return stopping_ || !queue_.empty() || !outcomes_.empty(); });
+      auto& lane = !outcomes_.empty() ? outcomes_ : queue_;
+      if (lane.empty()) return;  // stopping
+      next = std::move(lane.front());
+      lane.pop_front();
     }
-    if (std::chrono::steady_clock::now() - next.since > options_.queue_timeout) {
+    if (next.job.lane == Lane::request && std::chrono::steady_clock::now() - next.since > options_.queue_timeout) {
       next.job.reject();
       continue;
     }

@@ -48,6 +48,12 @@ class Session {
   std::unique_ptr<pqxx::connection> connection_;
 };
 
+// New work waits in the request lane, bounded by queue_limit and
+// queue_timeout. The outcome of a forwarded request waits in its own lane,
+// never refused for load and served first: shedding it could lose a record of
+// what a provider did.
+enum class Lane { request, outcome };
+
 struct PoolOptions {
   SessionOptions session;
   unsigned size = 8;
@@ -58,10 +64,12 @@ struct PoolOptions {
 class Pool {
  public:
   // Exactly one of `run` (on a worker, with its session) or `reject` (queue
-  // full, waited too long, or shutting down) is called. Neither may throw.
+  // full, waited too long, or shutting down; only shutting down for the
+  // outcome lane) is called. Neither may throw.
   struct Job {
     std::function<void(Session&)> run;
     std::function<void()> reject;
+    Lane lane = Lane::request;
   };
 
   explicit Pool(PoolOptions options);
@@ -88,7 +96,8 @@ class Pool {
   std::shared_ptr<std::atomic<std::int64_t>> last_failure_;
   mutable std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<Queued> queue_;
+  std::deque<Queued> queue_;     // Lane::request
+  std::deque<Queued> outcomes_;  // Lane::outcome
   bool stopping_ = false;
   std::atomic<std::size_t> busy_{0};
   std::vector<std::thread> workers_;

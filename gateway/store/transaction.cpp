@@ -1,15 +1,13 @@
 #include "store/transaction.hpp"
 
 #include <algorithm>
-#include <random>
-#include <thread>
 
 namespace gw {
 
 FailureKind classify_sqlstate(const std::string& s) {
-  if (s == "40001" || s == "40P01") return FailureKind::retry;  // serialization, deadlock
+  if (s == "40001" || s == "40P01") return FailureKind::conflict;  // serialization, deadlock
   // Two admissions inserting one key: the loser retries and then sees the row.
-  if (s == "23505") return FailureKind::retry;
+  if (s == "23505") return FailureKind::conflict;
   if (s == "57014" || s == "55P03") return FailureKind::unavailable;  // statement/lock timeout
   if (s.rfind("08", 0) == 0 || s.rfind("57P", 0) == 0 || s.rfind("53", 0) == 0 ||
       s.rfind("58", 0) == 0 || s == "25P03")
@@ -21,9 +19,9 @@ FailureKind classify_failure(const std::exception& e) {
   // Order matters: in libpqxx 6.4 these are siblings under pqxx::failure.
   if (dynamic_cast<const pqxx::in_doubt_error*>(&e)) return FailureKind::in_doubt;
   if (dynamic_cast<const pqxx::statement_completion_unknown*>(&e)) return FailureKind::in_doubt;
-  if (dynamic_cast<const pqxx::serialization_failure*>(&e)) return FailureKind::retry;
-  if (dynamic_cast<const pqxx::deadlock_detected*>(&e)) return FailureKind::retry;
-  if (dynamic_cast<const pqxx::transaction_rollback*>(&e)) return FailureKind::retry;
+  if (dynamic_cast<const pqxx::serialization_failure*>(&e)) return FailureKind::conflict;
+  if (dynamic_cast<const pqxx::deadlock_detected*>(&e)) return FailureKind::conflict;
+  if (dynamic_cast<const pqxx::transaction_rollback*>(&e)) return FailureKind::conflict;
   // Broken before commit: nothing was committed, a new connection may answer.
   if (dynamic_cast<const pqxx::broken_connection*>(&e)) return FailureKind::retry_on_new_connection;
   if (auto sql = dynamic_cast<const pqxx::sql_error*>(&e)) return classify_sqlstate(sql->sqlstate());
@@ -31,12 +29,10 @@ FailureKind classify_failure(const std::exception& e) {
   return FailureKind::bug;
 }
 
-void backoff(const RetryPolicy& policy, unsigned attempt) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  auto ceiling = std::min<std::int64_t>(policy.cap.count(),
-                                        policy.base.count() << std::min(attempt, 20u));
-  std::uniform_int_distribution<std::int64_t> pick(0, std::max<std::int64_t>(ceiling, 1));
-  std::this_thread::sleep_for(std::chrono::milliseconds(pick(rng)));
+std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, unsigned attempt, std::uint64_t random) {
+  const std::int64_t ceiling =
+      std::max<std::int64_t>(0, std::min<std::int64_t>(policy.cap.count(), policy.base.count() << std::min(attempt, 20u)));
+  return std::chrono::milliseconds(static_cast<std::int64_t>(random % (static_cast<std::uint64_t>(ceiling) + 1)));
 }
 
 }  // namespace gw

@@ -1,9 +1,11 @@
-// One decision = one SERIALIZABLE transaction, retried (bounded, jittered
-// backoff) on serialization failure, deadlock and a connection that broke
-// before commit; never retried after a commit whose outcome is in doubt.
-// Anything the database cannot answer becomes AuthorityUnavailable, which the
-// gateway reports as 503 authority_unavailable: nothing forwarded, nothing
-// disclosed.
+// One decision = one SERIALIZABLE transaction, tried once here. A conflict
+// (serialization failure, deadlock, a concurrent insert of the same key)
+// committed nothing and is thrown as Conflict for the caller to retry after a
+// pause on a timer (service/database.hpp): a database worker never sleeps.
+// A connection that broke before commit is replaced once, at once. Anything
+// the database cannot answer becomes AuthorityUnavailable, which the gateway
+// reports as 503 authority_unavailable: nothing forwarded, nothing disclosed.
+// A commit whose outcome is in doubt is never retried.
 #pragma once
 
 #include "store/pool.hpp"
@@ -11,6 +13,7 @@
 #include <pqxx/pqxx>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -21,32 +24,40 @@ struct AuthorityUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The decision committed nothing and may be tried again as it is.
+struct Conflict : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// How often, and how far apart, a conflicting decision is tried again.
 struct RetryPolicy {
   unsigned max_attempts = 8;
   std::chrono::milliseconds base{2};
   std::chrono::milliseconds cap{100};
 };
 
-enum class FailureKind { retry, retry_on_new_connection, in_doubt, unavailable, bug };
+enum class FailureKind { conflict, retry_on_new_connection, in_doubt, unavailable, bug };
 
-// Sorts a libpqxx exception (or a SQLSTATE) into what the retry loop does.
+// Sorts a libpqxx exception (or a SQLSTATE) into what happens next.
 FailureKind classify_failure(const std::exception& e);
 FailureKind classify_sqlstate(const std::string& sqlstate);
 
-// Sleeps a full-jitter exponential backoff for `attempt` (1-based).
-void backoff(const RetryPolicy& policy, unsigned attempt);
+// The pause before try `attempt` + 1 (1-based): full jitter over an
+// exponential ceiling, base << attempt capped at cap. `random` is any
+// uniformly distributed value, so the rule is testable without a clock.
+std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, unsigned attempt, std::uint64_t random);
 
 template <class Fn>
-auto serializable(Session& session, const RetryPolicy& policy, Fn&& fn)
-    -> decltype(fn(std::declval<pqxx::dbtransaction&>())) {
-  bool reconnected = false;
-  for (unsigned attempt = 1;; ++attempt) {
+auto serializable(Session& session, Fn&& fn) -> decltype(fn(std::declval<pqxx::dbtransaction&>())) {
+  for (bool reconnected = false;;) {
     try {
       pqxx::transaction<pqxx::serializable> tx(session.connection());
       auto result = fn(static_cast<pqxx::dbtransaction&>(tx));
       tx.commit();
       return result;
     } catch (const AuthorityUnavailable&) {
+      throw;
+    } catch (const Conflict&) {
       throw;
     } catch (const std::exception& e) {
       switch (classify_failure(e)) {
@@ -56,11 +67,8 @@ auto serializable(Session& session, const RetryPolicy& policy, Fn&& fn)
           if (reconnected) throw AuthorityUnavailable(e.what());
           reconnected = true;
           continue;
-        case FailureKind::retry:
-          if (attempt >= policy.max_attempts)
-            throw AuthorityUnavailable(std::string("gave up after retries: ") + e.what());
-          backoff(policy, attempt);
-          continue;
+        case FailureKind::conflict:
+          throw Conflict(e.what());
         case FailureKind::in_doubt:
           session.discard();
           throw AuthorityUnavailable(std::string("commit outcome in doubt: ") + e.what());

@@ -1,8 +1,9 @@
 // The outcome transaction failing after a forward: PostgreSQL is stopped
 // while the request is held at the provider, so the provider executes it but
 // the gateway cannot write the outcome down. The agent must be told the
-// outcome is unknown (504, never "nothing was forwarded"), and the operation
-// must never be resent.
+// outcome is unknown (504, never "nothing was forwarded"), the operation
+// must never be resent, and once PostgreSQL is back the outcome lane records
+// the kept reply without an operator.
 #include "proxy/proxy_fixture.hpp"
 
 #include "support/eventually.hpp"
@@ -16,7 +17,7 @@ using namespace gw;
 using namespace gw::test;
 
 
-TEST_CASE("outcome record failing after a forward: 504 unknown_outcome, the effect happened once, never resent") {
+TEST_CASE("outcome record failing after a forward: 504, then recorded from the kept reply when the database is back") {
   PrivateCluster pg;
   ProviderProcess provider;
   auto options = proxy_options(provider);
@@ -51,24 +52,39 @@ TEST_CASE("outcome record failing after a forward: 504 unknown_outcome, the effe
 
   pg.start();
   REQUIRE(eventually([&] { return g.client().get("/readyz", "").status == 200; }));
-  // The ledger still holds the admission: the task is held, nothing resent.
   auto db = [&](const std::string& sql) {
     pqxx::connection conn(pg.url());
     pqxx::nontransaction tx(conn);
     auto r = tx.exec(sql);
     return r[0][0].is_null() ? std::string() : r[0][0].as<std::string>();
   };
-  CHECK(db("SELECT state FROM operations WHERE op_id = 'op-1'") == "in_flight");
+  // The gateway kept the provider's reply and records it itself.
+  REQUIRE(eventually([&] { return db("SELECT state FROM operations WHERE op_id = 'op-1'") == "succeeded"; }));
   CHECK(db("SELECT attempts FROM operations WHERE op_id = 'op-1'") == "1");
-  Write other = w;
-  other.key = "op-2";
-  other.body = booking_body("slot-2");
+  CHECK(db("SELECT response_status FROM operations WHERE op_id = 'op-1'") == "201");
+  CHECK(db("SELECT outcome FROM operation_attempts WHERE op_id = 'op-1'") == "succeeded");
+  CHECK(db("SELECT version FROM task_ledger WHERE task = 'task-a'") == "1");
+  CHECK(db("SELECT open_op FROM task_ledger WHERE task = 'task-a'").empty());
+
+  // The exact retry reads the provider's own reply, byte for byte, and is
+  // not forwarded again; the task takes the next operation.
   auto c = g.client();
-  check_problem(send(c, other), 409, "unresolved_operation");
-  // The exact retry is not forwarded again. (It is answered as still in
-  // flight until a sweep turns abandoned forwards unknown: issue #7.)
-  check_problem(send(c, w), 409, "operation_in_flight");
+  auto replayed = send(c, w);
+  CHECK(replayed.status == 201);
+  CHECK(replayed.header("Gateway-Status") == "historical_retry");
+  CHECK(replayed.header("Idempotent-Replayed") == "true");
+  // The provider's own record of what it answered, through its status lookup.
+  HttpClient at_provider(provider.port());
+  auto looked_up = at_provider.get("/bookings/by-key/" + key, provider_credential);
+  REQUIRE(looked_up.status == 200);
+  CHECK(nlohmann::json::parse(replayed.body) == nlohmann::json::parse(looked_up.body)["body"]);
+  Write next = w;
+  next.key = "op-2";
+  next.body = booking_body("slot-2");
+  next.expected_version = 1;
+  auto committed = send(c, next);
+  CHECK(committed.status == 201);
+  CHECK(committed.header("Gateway-Status") == "committed");
   CHECK(provider.requests_with_key(key) == 1);
-  CHECK(provider.requests_with_key(upstream_key("tenant-a", "task-a", "op-2")) == 0);
-  CHECK(provider.effect_count() == 1);
+  CHECK(provider.effect_count() == 2);
 }

@@ -24,7 +24,7 @@ TEST_CASE("claims of one task from many threads: one grant, and epochs never rep
   for (int i = 0; i < 8; ++i)
     threads.emplace_back([&, i] {
       Session s(f.session_options, no_failures());
-      auto r = f.authority.claim(s, {"tenant-a", "hot"}, "worker-" + std::to_string(i), 100);
+      auto r = until_decided([&] { return f.authority.claim(s, {"tenant-a", "hot"}, "worker-" + std::to_string(i), 100); });
       (r.code == Code::granted ? granted : busy)++;
     });
   for (auto& t : threads) t.join();

@@ -11,6 +11,10 @@
 #include <functional>
 #include <variant>
 
+#include <sys/socket.h>
+
+#include <cerrno>
+
 namespace gw::test {
 
 namespace asio = boost::asio;
@@ -72,6 +76,16 @@ struct HttpClient::Impl {
     stream->connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
   }
 
+  // Whether the server already ended the kept-alive connection (its idle
+  // timeout): then the request goes out on a new connection instead, as
+  // curl and browsers do. Nothing was sent on the old one, so this is not a
+  // resend; a close that races the send is still reported, never retried.
+  bool closed_while_idle() {
+    char byte;
+    const auto n = ::recv(stream->socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) || n > 0;
+  }
+
   void drop() {
     stream.reset();
     reused = false;
@@ -81,6 +95,7 @@ struct HttpClient::Impl {
   // One blocking exchange with deadlines, driven by run_one on our own io.
   // Returns the reply, or how it failed.
   std::variant<Reply, Failure> exchange(bhttp::request<bhttp::string_body>& req) {
+    if (stream && reused && !buffer.size() && closed_while_idle()) drop();
     if (!stream) connect();
     Failure failure{{}, reused, buffer.size() > 0};
     stream->expires_after(timeout);

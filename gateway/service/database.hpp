@@ -1,0 +1,93 @@
+// Database work from coroutines. A job runs on a pool worker, which owns the
+// connection; the coroutine waits without holding a thread. A decision that
+// conflicts (store/transaction.hpp) is tried again after a jittered pause on
+// a timer, so no worker ever sleeps.
+#pragma once
+
+#include "service/resume.hpp"
+#include "store/pool.hpp"
+#include "store/transaction.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include <exception>
+#include <optional>
+#include <random>
+#include <type_traits>
+
+namespace gw {
+
+class Database {
+ public:
+  Database(Pool& pool, RetryPolicy retry) : pool_(pool), retry_(retry) {}
+
+  // Runs fn(Session&) once on a worker. A full or stopping pool throws
+  // AuthorityUnavailable; whatever fn throws is rethrown here.
+  template <class Fn, class R = std::invoke_result_t<Fn&, Session&>>
+  asio::awaitable<R> once(Fn fn, Lane lane = Lane::request) {
+    static_assert(!std::is_void_v<R>, "return a value from database work");
+    auto done = co_await resume_with<Completion<R>>([this, &fn, lane](std::function<void(Completion<R>)> complete) {
+      pool_.submit(Pool::Job{
+          [&fn, complete](Session& session) {
+            Completion<R> c;
+            try {
+              c.value.emplace(fn(session));
+            } catch (...) {
+              c.error = std::current_exception();
+            }
+            complete(std::move(c));
+          },
+          [complete] {
+            complete(Completion<R>{std::make_exception_ptr(AuthorityUnavailable(
+                                       "no database connection became free in time (queue full or timed out)")),
+                                   std::nullopt});
+          },
+          lane});
+    });
+    if (done.error) std::rethrow_exception(done.error);
+    co_return std::move(*done.value);
+  }
+
+  // once(), trying a conflicting decision again up to the policy's attempts;
+  // then AuthorityUnavailable.
+  template <class Fn, class R = std::invoke_result_t<Fn&, Session&>>
+  asio::awaitable<R> decide(Fn fn, Lane lane = Lane::request) {
+    for (unsigned attempt = 1;; ++attempt) {
+      std::optional<Conflict> conflict;
+      try {
+        co_return co_await once(std::ref(fn), lane);
+      } catch (const Conflict& c) {
+        conflict = c;
+      }
+      if (attempt >= retry_.max_attempts)
+        throw AuthorityUnavailable(std::string("gave up after retries: ") + conflict->what());
+      co_await pause(backoff_delay(retry_, attempt, jitter()));
+    }
+  }
+
+  const RetryPolicy& retry() const { return retry_; }
+
+  // A uniformly distributed value for backoff_delay's jitter.
+  static std::uint64_t jitter() {
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    return rng();
+  }
+
+ private:
+  template <class R>
+  struct Completion {
+    std::exception_ptr error;
+    std::optional<R> value;
+  };
+
+  static asio::awaitable<void> pause(std::chrono::milliseconds delay) {
+    asio::steady_timer timer(co_await asio::this_coro::executor, delay);
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+
+  Pool& pool_;
+  RetryPolicy retry_;
+};
+
+}  // namespace gw

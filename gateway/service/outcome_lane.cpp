@@ -1,0 +1,151 @@
+// The outcome lane: what a provider said about a forwarded attempt is
+// recorded however long the database takes to answer. The agent's reply
+// waits for the record up to recovery.outcome_wait; past it the agent is told
+// the outcome is unknown to it (504) while the record goes on being tried,
+// with backoff on a timer, in the pool's outcome lane, which is never shed for
+// load. Only stopping the process ends the tries: the sweep then finds the
+// attempt still in flight past its deadline and holds it.
+#include "core/digest.hpp"
+#include "core/outcome.hpp"
+#include "service/app.hpp"
+#include "service/event_log.hpp"
+#include "service/forwarding.hpp"
+#include "service/outcome_reply.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+namespace gw {
+
+struct App::PendingOutcome {
+  explicit PendingOutcome(const asio::any_io_executor& executor) : wake(executor), pause(executor) {}
+
+  OutcomeRecord record;
+  GrantToken admitted_by;
+  std::string request_id;
+  std::string provider;
+  std::optional<ProviderReply> reply;  // what the agent may see of the provider's reply
+  std::optional<OutcomeResult> recorded;
+  bool done = false;          // recorded, or given up at stop
+  asio::steady_timer wake;    // the agent's reply waits on it
+  asio::steady_timer pause;   // between two tries
+};
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+nlohmann::json describe(const App::PendingOutcome& p) {
+  nlohmann::json line{{"request_id", p.request_id},
+                      {"tenant", p.record.scope.tenant},
+                      {"task", p.record.scope.task},
+                      {"operation", p.record.operation_id},
+                      {"attempt", p.record.attempt},
+                      {"provider", p.provider},
+                      {"outcome", name(p.record.state)}};
+  if (p.record.response)
+    line["provider_reply"] = {{"status", p.record.response->status},
+                              {"sha256", p.record.response->body_sha256},
+                              {"length", p.record.response->body_length}};
+  return line;
+}
+
+}  // namespace
+
+App::Reply App::record(const ProviderConfig& config, const AdmissionRequest& admission, int attempt,
+                       const std::string& request_id, upstream::Result result) {
+  auto executor = co_await asio::this_coro::executor;
+  auto p = std::make_shared<PendingOutcome>(executor);
+  std::optional<unsigned> status;
+  if (result.response) status = result.response->status;
+  const auto state = classify_outcome(config.outcomes, result.request_bytes_sent, status);
+  p->record = OutcomeRecord{admission.scope, admission.operation_id, attempt, state, std::nullopt,
+                            result.response ? "provider replied " + std::to_string(*status)
+                                            : std::string(upstream::to_string(result.failure)) + ": " + result.detail};
+  if (result.response) {
+    p->reply = ProviderReply{*status, reply_headers(to_fields(result.response->headers), config),
+                             std::move(result.response->body)};
+    p->record.response = RecordedResponse{*status, headers_to_json(p->reply->headers), p->reply->body,
+                                          sha256_hex(p->reply->body),
+                                          static_cast<std::int64_t>(p->reply->body.size())};
+  }
+  p->admitted_by = admission.token;
+  p->request_id = request_id;
+  p->provider = config.name;
+  {
+    std::lock_guard lock(pending_mutex_);
+    pending_.insert(p);
+  }
+  // Same strand as this coroutine: `done` and the timers need no lock.
+  asio::co_spawn(executor, keep_recording(p), asio::detached);
+  if (!p->done) {
+    p->wake.expires_after(deps_.config.recovery.outcome_wait);
+    co_await p->wake.async_wait(use_tuple);
+  }
+  if (!p->recorded) co_return unrecorded_outcome_reply();
+  const auto& r = *p->recorded;
+  co_return outcome_reply(state, std::move(p->reply), RecordedAttempt{r.recorded, r.reply_gate, r.version});
+}
+
+asio::awaitable<void> App::keep_recording(std::shared_ptr<PendingOutcome> p) {
+  const RetryPolicy pacing{0, std::chrono::milliseconds(50), deps_.config.recovery.outcome_retry_cap};
+  unsigned tries = 0;
+  std::string error;
+  while (!stopping_) {
+    ++tries;
+    try {
+      p->recorded = co_await deps_.database.decide(
+          [&](Session& s) { return deps_.ledger.record_outcome(s, p->record, p->admitted_by); }, Lane::outcome);
+      break;
+    } catch (const AuthorityUnavailable& e) {
+      error = e.what();
+    } catch (const std::exception& e) {
+      // Not the database being away: trying again would fail the same way.
+      auto line = describe(*p);
+      line["error"] = e.what();
+      log_event("outcome_record_failed", std::move(line));
+      deps_.metrics.count_event("outcome_record_failed");
+      break;
+    }
+    if (tries == 1) {
+      auto line = describe(*p);
+      line["error"] = error;
+      log_event("outcome_record_waiting", std::move(line));
+      deps_.metrics.count_event("outcome_record_waiting");
+    }
+    if (stopping_) break;  // stop() set it before posting the cancel: checked here, no wait is missed
+    p->pause.expires_after(backoff_delay(pacing, tries, Database::jitter()));
+    co_await p->pause.async_wait(use_tuple);
+  }
+  if (p->recorded && tries > 1) {
+    auto line = describe(*p);
+    line["tries"] = tries;
+    log_event("outcome_recorded_late", std::move(line));
+  } else if (!p->recorded && stopping_) {
+    // The reply's digest is logged so an operator can match the provider's
+    // record when the sweep holds this attempt.
+    auto line = describe(*p);
+    line["error"] = error;
+    log_event("outcome_unrecorded_at_stop", std::move(line));
+    deps_.metrics.count_event("outcome_unrecorded_at_stop");
+  }
+  p->done = true;
+  p->wake.cancel();
+  std::lock_guard lock(pending_mutex_);
+  pending_.erase(p);
+}
+
+std::size_t App::pending_outcomes() const {
+  std::lock_guard lock(pending_mutex_);
+  return pending_.size();
+}
+
+void App::stop() {
+  stopping_ = true;
+  std::lock_guard lock(pending_mutex_);
+  for (const auto& p : pending_) asio::post(p->pause.get_executor(), [p] { p->pause.cancel(); });
+}
+
+}  // namespace gw

@@ -1,0 +1,104 @@
+// Database work awaited from coroutines (service/database.hpp) on a real
+// pool and a real PostgreSQL: a conflicting decision is tried again after a
+// pause on a timer, a bounded number of times; the outcome lane is served
+// while the request lane refuses new work.
+#include "service/database.hpp"
+#include "support/test_database.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <doctest/doctest.h>
+
+#include <future>
+#include <latch>
+#include <mutex>
+
+using namespace gw;
+using namespace gw::test;
+
+namespace {
+
+struct Rig {
+  explicit Rig(unsigned size = 1, std::size_t queue_limit = 4096)
+      : pool(PoolOptions{SessionOptions{db.url()}, size, queue_limit, std::chrono::milliseconds(60000)}),
+        database(pool, RetryPolicy{4, std::chrono::milliseconds(1), std::chrono::milliseconds(5)}) {}
+
+  // Runs one coroutine to completion on a private I/O context.
+  template <class T>
+  T run(asio::awaitable<T> work) {
+    auto result = asio::co_spawn(io, std::move(work), asio::use_future);
+    io.run();
+    io.restart();
+    return result.get();
+  }
+
+  TestDatabase db;
+  Pool pool;
+  Database database;
+  asio::io_context io;
+};
+
+}  // namespace
+
+TEST_CASE("database: a conflicting decision is tried again until it commits") {
+  Rig rig;
+  int calls = 0;
+  auto value = rig.run(rig.database.decide([&](Session& s) {
+    return serializable(s, [&](pqxx::dbtransaction& tx) {
+      if (++calls < 3) throw pqxx::serialization_failure("could not serialize");
+      return tx.exec("SELECT 41 + 1")[0][0].as<int>();
+    });
+  }));
+  CHECK(value == 42);
+  CHECK(calls == 3);
+}
+
+TEST_CASE("database: conflicts past the policy's attempts are authority_unavailable") {
+  Rig rig;
+  int calls = 0;
+  auto work = rig.database.decide([&](Session& s) {
+    return serializable(s, [&](pqxx::dbtransaction&) -> int {
+      ++calls;
+      throw pqxx::deadlock_detected("deadlock");
+    });
+  });
+  CHECK_THROWS_AS(rig.run(std::move(work)), AuthorityUnavailable);
+  CHECK(calls == 4);
+}
+
+TEST_CASE("database: what the work throws reaches the coroutine unchanged") {
+  Rig rig;
+  CHECK_THROWS_AS(rig.run(rig.database.once([](Session&) -> int { throw std::logic_error("bug"); })),
+                  std::logic_error);
+}
+
+TEST_CASE("database: the outcome lane is served while the request lane refuses new work") {
+  // One worker, a request lane of one. The worker is held on a latch, one
+  // request job waits, the next is refused, and an outcome job still gets in
+  // and runs first when the worker is free.
+  Rig rig(1, 1);
+  std::latch holding(1), let_go(1), finished(2);
+  std::vector<std::string> order;
+  std::mutex order_mutex;
+  auto note = [&](std::string what) {
+    std::lock_guard lock(order_mutex);
+    order.push_back(std::move(what));
+  };
+  rig.pool.submit(Pool::Job{[&](Session&) {
+                              holding.count_down();
+                              let_go.wait();
+                            },
+                            [&] { note("holder refused"); }});
+  holding.wait();  // the worker is busy now
+  rig.pool.submit(Pool::Job{[&](Session&) { note("request"), finished.count_down(); },
+                            [&] { note("request refused"), finished.count_down(); }});
+  rig.pool.submit(Pool::Job{[&](Session&) { note("second request"); }, [&] { note("second request refused"); }});
+  rig.pool.submit(Pool::Job{[&](Session&) { note("outcome"), finished.count_down(); },
+                            [&] { note("outcome refused"), finished.count_down(); }, Lane::outcome});
+  let_go.count_down();
+  finished.wait();
+  std::lock_guard lock(order_mutex);
+  CHECK(order == std::vector<std::string>{"second request refused", "outcome", "request"});
+}
