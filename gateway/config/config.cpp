@@ -101,16 +101,17 @@ std::vector<StatusRange> status_ranges(const json& v, const std::string& path) {
   for (std::size_t i = 0; i < v.size(); ++i) {
     auto item = path + "[" + std::to_string(i) + "]";
     StatusRange r;
+    // Clamped before narrowing, so 2^32 + 400 cannot wrap into range.
     if (auto n = json_integer(v[i])) {
-      r.first = r.last = static_cast<unsigned>(*n);
+      r.first = r.last = static_cast<unsigned>(std::min<std::int64_t>(*n, 1000));
     } else if (v[i].is_string()) {
       auto s = v[i].get<std::string>();
       auto dash = s.find('-');
       auto a = decimal_integer(s.substr(0, dash));
       auto b = dash == std::string::npos ? a : decimal_integer(s.substr(dash + 1));
       if (!a || !b) fail(item, "must be a status or a \"first-last\" range");
-      r.first = static_cast<unsigned>(*a);
-      r.last = static_cast<unsigned>(*b);
+      r.first = static_cast<unsigned>(std::min<std::int64_t>(*a, 1000));
+      r.last = static_cast<unsigned>(std::min<std::int64_t>(*b, 1000));
     } else {
       fail(item, "must be a status or a \"first-last\" range");
     }

@@ -117,6 +117,19 @@ TEST_CASE("config: listen address, header-safe credentials and non-overlapping o
   CHECK(error_of(bad).find("300-599") != std::string::npos);
 }
 
+TEST_CASE("config: an outcome status too large for its type is refused, never wrapped into range") {
+  ::setenv("GW_TEST_CRM_KEY", "k", 1);
+  auto j = minimal();
+  // 2^32 + 400 would wrap to 400 in an unsigned.
+  j["providers"] = {{{"name", "crm"},
+                     {"base_url", "http://127.0.0.1:9102"},
+                     {"credential", {{"env", "GW_TEST_CRM_KEY"}}},
+                     {"outcomes", {{"rejected", {4294967696}}}}}};
+  CHECK(error_of(j).find("$.providers[0].outcomes.rejected[0]: must lie within 300-599") != std::string::npos);
+  j["providers"][0]["outcomes"] = {{"not_executed", {"503-4294967799"}}};
+  CHECK(error_of(j).find("$.providers[0].outcomes.not_executed[0]: must lie within 300-599") != std::string::npos);
+}
+
 TEST_CASE("config: recovery defaults, limits and the forward budget") {
   auto c = parse_config(minimal().dump());
   CHECK(c.recovery.forward_margin == std::chrono::milliseconds(5000));
