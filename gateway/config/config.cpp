@@ -95,30 +95,87 @@ std::string env_value(const std::string& name, const std::string& path) {
   return v;
 }
 
+// One status (404) or "first-last" range string ("500-503"), unchecked.
+// Clamped before narrowing, so 2^32 + 400 cannot wrap into range.
+StatusRange status_item(const json& v, const std::string& item) {
+  StatusRange r;
+  if (auto n = json_integer(v)) {
+    r.first = r.last = static_cast<unsigned>(std::min<std::int64_t>(*n, 1000));
+  } else if (v.is_string()) {
+    auto s = v.get<std::string>();
+    auto dash = s.find('-');
+    auto a = decimal_integer(s.substr(0, dash));
+    auto b = dash == std::string::npos ? a : decimal_integer(s.substr(dash + 1));
+    if (!a || !b) fail(item, "must be a status or a \"first-last\" range");
+    r.first = static_cast<unsigned>(std::min<std::int64_t>(*a, 1000));
+    r.last = static_cast<unsigned>(std::min<std::int64_t>(*b, 1000));
+  } else {
+    fail(item, "must be a status or a \"first-last\" range");
+  }
+  return r;
+}
+
+bool overlap(const std::vector<StatusRange>& a, const std::vector<StatusRange>& b) {
+  for (auto x : a)
+    for (auto y : b)
+      if (x.first <= y.last && y.first <= x.last) return true;
+  return false;
+}
+
 std::vector<StatusRange> status_ranges(const json& v, const std::string& path) {
   if (!v.is_array()) fail(path, "must be an array of statuses or \"first-last\" ranges");
   std::vector<StatusRange> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
     auto item = path + "[" + std::to_string(i) + "]";
-    StatusRange r;
-    if (auto n = json_integer(v[i])) {
-      r.first = r.last = static_cast<unsigned>(*n);
-    } else if (v[i].is_string()) {
-      auto s = v[i].get<std::string>();
-      auto dash = s.find('-');
-      auto a = decimal_integer(s.substr(0, dash));
-      auto b = dash == std::string::npos ? a : decimal_integer(s.substr(dash + 1));
-      if (!a || !b) fail(item, "must be a status or a \"first-last\" range");
-      r.first = static_cast<unsigned>(*a);
-      r.last = static_cast<unsigned>(*b);
-    } else {
-      fail(item, "must be a status or a \"first-last\" range");
-    }
+    auto r = status_item(v[i], item);
     if (r.first <= 299 && r.last >= 200) fail(item, "2xx always means succeeded");
     if (r.first < 300 || r.last > 599 || r.first > r.last) fail(item, "must lie within 300-599");
     out.push_back(r);
   }
   return out;
+}
+
+// A lookup's found / not_found statuses: final statuses, 2xx included.
+std::vector<StatusRange> lookup_statuses(const json& v, const std::string& path) {
+  if (!v.is_array() || v.empty()) fail(path, "must be a non-empty array of statuses or \"first-last\" ranges");
+  std::vector<StatusRange> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    auto item = path + "[" + std::to_string(i) + "]";
+    auto r = status_item(v[i], item);
+    if (r.first < 200 || r.last > 599 || r.first > r.last) fail(item, "must lie within 200-599");
+    out.push_back(r);
+  }
+  return out;
+}
+
+void json_pointer_field(Object& o, const std::string& key, std::optional<std::string>& out) {
+  std::string text;
+  if (!o.get(key)) return;
+  o.string(key, text);
+  try {
+    json::json_pointer p(text);
+  } catch (const json::exception&) {
+    fail(o.at(key), "must be a JSON pointer (RFC 6901), e.g. \"/status\"");
+  }
+  out = text;
+}
+
+LookupConfig parse_lookup(const json& j, const std::string& path) {
+  LookupConfig l;
+  Object o(j, path);
+  o.string("method", l.method);
+  if (l.method != "GET" && l.method != "HEAD") fail(o.at("method"), "must be GET or HEAD");
+  o.string("path", l.path, true);
+  if (auto problem = lookup_path_problem(l.path)) fail(o.at("path"), *problem);
+  if (auto f = o.get("found")) l.found = lookup_statuses(*f, o.at("found"));
+  if (auto n = o.get("not_found")) l.not_found = lookup_statuses(*n, o.at("not_found"));
+  if (overlap(l.found, l.not_found)) fail(o.at("not_found"), "overlaps the found statuses: a status has one meaning");
+  o.millis("settle_window_ms", l.settle_window, 0, 86400000);
+  json_pointer_field(o, "status_pointer", l.status_pointer);
+  json_pointer_field(o, "body_pointer", l.body_pointer);
+  if (l.method == "HEAD" && (l.status_pointer || l.body_pointer))
+    fail(o.at("method"), "HEAD has no body for status_pointer or body_pointer to read");
+  return l;
 }
 
 // http://host[:port][/base] or https://...; no user info, query or fragment.
@@ -217,11 +274,10 @@ ProviderConfig parse_provider(const json& j, const std::string& path) {
     Object co(*c, o.at("outcomes"));
     if (auto r = co.get("rejected")) p.outcomes.rejected = status_ranges(*r, co.at("rejected"));
     if (auto n = co.get("not_executed")) p.outcomes.not_executed = status_ranges(*n, co.at("not_executed"));
-    for (auto r : p.outcomes.rejected)
-      for (auto n : p.outcomes.not_executed)
-        if (r.first <= n.last && n.first <= r.last)
-          fail(co.at("not_executed"), "overlaps the rejected statuses: a status has one meaning");
+    if (overlap(p.outcomes.rejected, p.outcomes.not_executed))
+      fail(co.at("not_executed"), "overlaps the rejected statuses: a status has one meaning");
   }
+  if (auto l = o.get("lookup")) p.lookup = parse_lookup(*l, o.at("lookup"));
   return p;
 }
 
@@ -275,6 +331,16 @@ Config parse_config(const std::string& text) {
     o.integer("sweep_batch", c.recovery.sweep_batch, 1, 10000);
     o.millis("outcome_wait_ms", c.recovery.outcome_wait, 0, 600000);
     o.millis("outcome_retry_cap_ms", c.recovery.outcome_retry_cap, 10, 600000);
+    if (auto rc = o.get("reconcile")) {
+      Object ro(*rc, "$.recovery.reconcile");
+      auto& r = c.recovery.reconcile;
+      ro.millis("interval_ms", r.interval, 10, 3600000);
+      ro.integer("max_concurrent", r.max_concurrent, 1, 1000);
+      ro.millis("backoff_base_ms", r.backoff.base, 1, 86400000);
+      ro.millis("backoff_cap_ms", r.backoff.cap, 1, 86400000);
+      ro.integer("jitter_percent", r.backoff.jitter_percent, 0, 100);
+      if (r.backoff.cap < r.backoff.base) fail(ro.at("backoff_cap_ms"), "must not be below backoff_base_ms");
+    }
   }
   std::set<std::string> hashes;
   auto token_hash = [&](Object& o, std::string& out) {
@@ -309,6 +375,20 @@ Config parse_config(const std::string& text) {
     c.providers.push_back(std::move(p));
   });
   return c;
+}
+
+std::vector<std::string> lookup_providers(const Config& config) {
+  std::vector<std::string> names;
+  for (const auto& p : config.providers)
+    if (p.lookup) names.push_back(p.name);
+  return names;
+}
+
+ms lookup_lease(const Config& config) {
+  ms slowest{0};
+  for (const auto& p : config.providers)
+    if (p.lookup) slowest = std::max(slowest, p.forward_budget());
+  return slowest + config.recovery.forward_margin;
 }
 
 Config load_config(const std::string& path) {

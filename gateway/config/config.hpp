@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/outcome.hpp"
+#include "core/reconcile.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -38,7 +39,16 @@ struct DatabaseConfig {
   ms clock_tick{250};              // how often the durable clock floor advances
 };
 
-// Held operations: how abandoned forwards are found (docs/configuration.md).
+// The reconciler: how each gateway looks held operations up at their
+// providers (docs/operations.md, "Reconciliation by provider lookup").
+struct ReconcileConfig {
+  ms interval{1000};            // how often the gateway asks the store for due lookups
+  unsigned max_concurrent = 4;  // lookups in progress at once, per gateway
+  LookupBackoff backoff;        // between lookups of one operation: base 1 s, cap 5 min, full jitter
+};
+
+// Held operations: how abandoned forwards are found and how held operations
+// are reconciled (docs/configuration.md).
 struct RecoveryConfig {
   // Added to a provider's queue, connect and request timeouts to make an
   // admission's forward deadline: room for the outcome record's retries.
@@ -49,6 +59,7 @@ struct RecoveryConfig {
   // record goes on being retried after that (outcome lane, no deadline).
   ms outcome_wait{3000};
   ms outcome_retry_cap{5000};  // longest pause between two tries of an outcome record
+  ReconcileConfig reconcile;
 };
 
 struct HttpConfig {
@@ -94,6 +105,9 @@ struct ProviderConfig {
   std::string fence_epoch_header = "Fence-Epoch";
   std::string fence_owner_header = "Fence-Owner";
   OutcomeRules outcomes = OutcomeRules::defaults();
+  // The provider's status lookup by idempotency key; without one, its held
+  // operations wait for a webhook or an operator.
+  std::optional<LookupConfig> lookup;
 
   // How long after admission an attempt may still be legitimately in flight
   // from this process: waiting for a connection, connecting, the exchange.
@@ -109,6 +123,15 @@ struct Config {
   std::vector<OperatorToken> operators;
   std::vector<ProviderConfig> providers;
 };
+
+// The providers that have a status lookup, by name (what due_for_lookup takes).
+std::vector<std::string> lookup_providers(const Config& config);
+
+// How long due_for_lookup reserves an operation for the gateway that took
+// it: the slowest lookup exchange (queue, connect and request timeouts of
+// the slowest provider with a lookup) plus recovery.forward_margin. Past it,
+// a lookup whose gateway died is handed out again.
+ms lookup_lease(const Config& config);
 
 // Reads and validates; throws ConfigError("$.path.to.field: what is wrong").
 Config load_config(const std::string& path);

@@ -117,6 +117,19 @@ TEST_CASE("config: listen address, header-safe credentials and non-overlapping o
   CHECK(error_of(bad).find("300-599") != std::string::npos);
 }
 
+TEST_CASE("config: an outcome status too large for its type is refused, never wrapped into range") {
+  ::setenv("GW_TEST_CRM_KEY", "k", 1);
+  auto j = minimal();
+  // 2^32 + 400 would wrap to 400 in an unsigned.
+  j["providers"] = {{{"name", "crm"},
+                     {"base_url", "http://127.0.0.1:9102"},
+                     {"credential", {{"env", "GW_TEST_CRM_KEY"}}},
+                     {"outcomes", {{"rejected", {4294967696}}}}}};
+  CHECK(error_of(j).find("$.providers[0].outcomes.rejected[0]: must lie within 300-599") != std::string::npos);
+  j["providers"][0]["outcomes"] = {{"not_executed", {"503-4294967799"}}};
+  CHECK(error_of(j).find("$.providers[0].outcomes.not_executed[0]: must lie within 300-599") != std::string::npos);
+}
+
 TEST_CASE("config: recovery defaults, limits and the forward budget") {
   auto c = parse_config(minimal().dump());
   CHECK(c.recovery.forward_margin == std::chrono::milliseconds(5000));
@@ -142,4 +155,169 @@ TEST_CASE("config: recovery defaults, limits and the forward budget") {
 
   ProviderConfig p;  // the documented timeouts: queue 2 s + connect 2 s + request 10 s
   CHECK(p.forward_budget() == std::chrono::milliseconds(14000));
+}
+
+namespace {
+json with_lookup(const json& lookup) {
+  ::setenv("GW_TEST_BOOKING_KEY", "k-123", 1);
+  auto j = minimal();
+  j["providers"] = {{{"name", "booking"},
+                     {"base_url", "http://127.0.0.1:9101/api"},
+                     {"credential", {{"env", "GW_TEST_BOOKING_KEY"}}},
+                     {"lookup", lookup}}};
+  return j;
+}
+}  // namespace
+
+TEST_CASE("config: a provider without a lookup has none, and its operations are not looked up") {
+  auto c = parse_config(with_lookup(nullptr).dump());
+  REQUIRE(c.providers.size() == 1);
+  CHECK_FALSE(c.providers[0].lookup.has_value());
+  CHECK(lookup_providers(c).empty());
+}
+
+TEST_CASE("config: a provider's lookup takes documented defaults") {
+  auto c = parse_config(with_lookup({{"path", "/bookings/by-key/{key}"}}).dump());
+  REQUIRE(c.providers[0].lookup.has_value());
+  const auto& l = *c.providers[0].lookup;
+  CHECK(l.method == "GET");
+  CHECK(l.path == "/bookings/by-key/{key}");
+  REQUIRE(l.found.size() == 1);
+  CHECK(l.found[0].first == 200);
+  CHECK(l.found[0].last == 200);
+  REQUIRE(l.not_found.size() == 1);
+  CHECK(l.not_found[0].first == 404);
+  CHECK(l.not_found[0].last == 404);
+  CHECK(l.settle_window == std::chrono::milliseconds(60000));
+  CHECK_FALSE(l.status_pointer.has_value());
+  CHECK_FALSE(l.body_pointer.has_value());
+  CHECK(lookup_providers(c) == std::vector<std::string>{"booking"});
+}
+
+TEST_CASE("config: a provider's lookup with every field") {
+  auto c = parse_config(with_lookup({{"method", "GET"},
+                                     {"path", "/bookings/lookup?key={key}"},
+                                     {"found", {200, "202-203"}},
+                                     {"not_found", {404, 410}},
+                                     {"settle_window_ms", 0},
+                                     {"status_pointer", "/status"},
+                                     {"body_pointer", "/body"}})
+                            .dump());
+  const auto& l = c.providers[0].lookup.value();
+  CHECK(l.path == "/bookings/lookup?key={key}");
+  REQUIRE(l.found.size() == 2);
+  CHECK(l.found[1].first == 202);
+  CHECK(l.found[1].last == 203);
+  REQUIRE(l.not_found.size() == 2);
+  CHECK(l.not_found[1].first == 410);
+  CHECK(l.settle_window == std::chrono::milliseconds(0));
+  CHECK(l.status_pointer == "/status");
+  CHECK(l.body_pointer == "/body");
+  // The root pointer is a pointer too: the whole found body is the original body.
+  CHECK(parse_config(with_lookup({{"path", "/k/{key}"}, {"body_pointer", ""}}).dump())
+            .providers[0].lookup->body_pointer == "");
+  CHECK(parse_config(with_lookup({{"path", "/k/{key}"}, {"method", "HEAD"}}).dump()).providers[0].lookup->method ==
+        "HEAD");
+}
+
+TEST_CASE("config: a bad lookup field stops the load with its path") {
+  const std::string at = "$.providers[0].lookup.";
+  struct Case {
+    json lookup;
+    std::string field;
+    std::string says;
+  };
+  const Case cases[] = {
+      {{{"method", "GET"}}, "path", "is required"},
+      {{{"path", "bookings/{key}"}}, "path", "must start with '/'"},
+      {{{"path", "/bookings/by-key"}}, "path", "must contain {key}"},
+      {{{"path", "/b/{key}/{key}"}}, "path", "exactly once"},
+      {{{"path", "/b/{id}/{key}"}}, "path", "brace"},
+      {{{"path", "/b/{key"}}, "path", "must contain {key}"},
+      {{{"path", "/b /{key}"}}, "path", "printable ASCII"},
+      {{{"path", "/b/{key}#x"}}, "path", "'#'"},
+      {{{"path", 5}}, "path", "must be a string"},
+      {{{"path", "/b/{key}"}, {"method", "POST"}}, "method", "must be GET or HEAD"},
+      {{{"path", "/b/{key}"}, {"method", "get"}}, "method", "must be GET or HEAD"},
+      {{{"path", "/b/{key}"}, {"method", "HEAD"}, {"status_pointer", "/status"}}, "method", "HEAD has no body"},
+      {{{"path", "/b/{key}"}, {"method", "HEAD"}, {"body_pointer", "/body"}}, "method", "HEAD has no body"},
+      {{{"path", "/b/{key}"}, {"found", json::array()}}, "found", "non-empty"},
+      {{{"path", "/b/{key}"}, {"found", 200}}, "found", "non-empty array"},
+      {{{"path", "/b/{key}"}, {"found", {199}}}, "found[0]", "200-599"},
+      {{{"path", "/b/{key}"}, {"found", {"200-600"}}}, "found[0]", "200-599"},
+      {{{"path", "/b/{key}"}, {"found", {4294967496.0}}}, "found[0]", "must be a status"},
+      {{{"path", "/b/{key}"}, {"found", {4294967496}}}, "found[0]", "200-599"},
+      {{{"path", "/b/{key}"}, {"not_found", {"410-404"}}}, "not_found[0]", "200-599"},
+      {{{"path", "/b/{key}"}, {"not_found", {"x"}}}, "not_found[0]", "must be a status"},
+      {{{"path", "/b/{key}"}, {"not_found", {200}}}, "not_found", "overlaps the found statuses"},
+      {{{"path", "/b/{key}"}, {"found", {"200-404"}}}, "not_found", "overlaps the found statuses"},
+      {{{"path", "/b/{key}"}, {"settle_window_ms", -1}}, "settle_window_ms", "integer from 0 to 86400000"},
+      {{{"path", "/b/{key}"}, {"settle_window_ms", 86400001}}, "settle_window_ms", "integer from 0 to 86400000"},
+      {{{"path", "/b/{key}"}, {"settle_window_ms", "60000"}}, "settle_window_ms", "integer"},
+      {{{"path", "/b/{key}"}, {"status_pointer", "status"}}, "status_pointer", "JSON pointer"},
+      {{{"path", "/b/{key}"}, {"body_pointer", "/a/~2"}}, "body_pointer", "JSON pointer"},
+      {{{"path", "/b/{key}"}, {"status_pointer", 1}}, "status_pointer", "must be a string"},
+      {{{"path", "/b/{key}"}, {"settle_ms", 5}}, "settle_ms", "unknown field"},
+      {"GET /b/{key}", "lookup", "must be an object"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.lookup.dump());
+    auto error = error_of(with_lookup(c.lookup));
+    auto path = c.field == "lookup" ? std::string("$.providers[0].lookup") : at + c.field;
+    CHECK(error.find(path + ": ") != std::string::npos);
+    CHECK(error.find(c.says) != std::string::npos);
+  }
+}
+
+
+TEST_CASE("config: reconcile defaults, limits, and the lookup lease") {
+  auto c = parse_config(minimal().dump());
+  const auto& r = c.recovery.reconcile;
+  CHECK(r.interval == std::chrono::milliseconds(1000));
+  CHECK(r.max_concurrent == 4);
+  CHECK(r.backoff.base == std::chrono::milliseconds(1000));
+  CHECK(r.backoff.cap == std::chrono::milliseconds(300000));
+  CHECK(r.backoff.jitter_percent == 100);
+
+  auto j = minimal();
+  j["recovery"] = {{"reconcile",
+                    {{"interval_ms", 10}, {"max_concurrent", 1000}, {"backoff_base_ms", 5},
+                     {"backoff_cap_ms", 5}, {"jitter_percent", 0}}}};
+  c = parse_config(j.dump());
+  CHECK(c.recovery.reconcile.interval == std::chrono::milliseconds(10));
+  CHECK(c.recovery.reconcile.max_concurrent == 1000);
+  CHECK(c.recovery.reconcile.backoff.base == std::chrono::milliseconds(5));
+  CHECK(c.recovery.reconcile.backoff.cap == std::chrono::milliseconds(5));
+  CHECK(c.recovery.reconcile.backoff.jitter_percent == 0);
+
+  for (const auto& [field, bad] : std::vector<std::pair<std::string, json>>{
+           {"interval_ms", 9}, {"interval_ms", 3600001}, {"max_concurrent", 0}, {"max_concurrent", 1001},
+           {"backoff_base_ms", 0}, {"backoff_cap_ms", 86400001}, {"jitter_percent", 101},
+           {"jitter_percent", -1}, {"jitter_percent", 0.5}, {"max_concurrent", true}}) {
+    CAPTURE(field);
+    j = minimal();
+    j["recovery"] = {{"reconcile", {{field, bad}}}};
+    CHECK(error_of(j).find("$.recovery.reconcile." + field + ": must be an integer") != std::string::npos);
+  }
+  j = minimal();
+  j["recovery"] = {{"reconcile", {{"backoff_base_ms", 2000}, {"backoff_cap_ms", 1000}}}};
+  CHECK(error_of(j).find("$.recovery.reconcile.backoff_cap_ms: must not be below backoff_base_ms") !=
+        std::string::npos);
+  j = minimal();
+  j["recovery"] = {{"reconcile", {{"every_ms", 5}}}};
+  CHECK(error_of(j).find("$.recovery.reconcile.every_ms: unknown field") != std::string::npos);
+
+  // The lease covers the slowest lookup provider's exchange plus the margin;
+  // a provider without a lookup does not count.
+  ::setenv("GW_TEST_CRM_KEY", "k", 1);
+  j = with_lookup({{"path", "/bookings/by-key/{key}"}});
+  j["providers"][0]["request_timeout_ms"] = 3000;  // 2000 + 2000 + 3000
+  j["providers"].push_back({{"name", "crm"},
+                            {"base_url", "http://127.0.0.1:9102"},
+                            {"credential", {{"env", "GW_TEST_CRM_KEY"}}},
+                            {"request_timeout_ms", 60000}});
+  j["recovery"] = {{"forward_margin_ms", 500}};
+  c = parse_config(j.dump());
+  CHECK(lookup_providers(c) == std::vector<std::string>{"booking"});
+  CHECK(lookup_lease(c) == std::chrono::milliseconds(7500));
 }
