@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/outcome.hpp"
+#include "core/webhook_match.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -66,6 +67,14 @@ struct OperatorToken {
   std::string token_sha256;
 };
 
+// Signed webhooks from a provider (Standard Webhooks; docs/configuration.md).
+struct WebhookConfig {
+  std::vector<std::string> secret_envs;  // environment variables, each holding a whsec_ secret
+  std::vector<std::string> keys;         // their decoded keys, resolved at load, same order
+  ms tolerance{300000};                  // webhook-timestamp accepted this far from now, either way
+  WebhookRules rules;                    // where the key and the outcome are in the body
+};
+
 struct ProviderConfig {
   std::string name;
   bool tls = false;
@@ -90,6 +99,7 @@ struct ProviderConfig {
   std::string fence_epoch_header = "Fence-Epoch";
   std::string fence_owner_header = "Fence-Owner";
   OutcomeRules outcomes = OutcomeRules::defaults();
+  std::optional<WebhookConfig> webhooks;  // none: POST /v1/webhooks/{name} is not_found
 
   // How long after admission an attempt may still be legitimately in flight
   // from this process: waiting for a connection, connecting, the exchange.
