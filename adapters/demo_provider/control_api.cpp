@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <variant>
 #include <string_view>
 
 namespace demo_provider {
@@ -49,9 +50,22 @@ plain_reply set_reply_headers(const plain_request& request, provider_core& core)
   return json_reply(200, reply_headers_json(core.reply_headers()));
 }
 
-constexpr std::array<std::string_view, 7> control_paths{
+plain_reply send_webhook(const plain_request& request, provider_core& core) {
+  if (!core.webhook_config())
+    return json_reply(409, {{"error", "webhooks_not_configured"},
+                            {"detail", "start demo-provider with --webhook-url and --webhook-secret"}});
+  const auto body = nlohmann::json::parse(request.body, nullptr, false);
+  if (body.is_discarded()) return error_reply(400, "invalid_json");
+  const auto queued = core.queue_webhook(body);
+  if (const auto* problem = std::get_if<std::string>(&queued)) return invalid("invalid_webhook", *problem);
+  const auto& event = std::get<webhook_event>(queued);
+  // The server sends it before answering and replaces this with the result.
+  return json_reply(202, {{"queued", {{"id", event.id}, {"key", event.key}}}});
+}
+
+constexpr std::array<std::string_view, 8> control_paths{
     "/__test/requests", "/__test/effects",       "/__test/activity", "/__test/faults",
-    "/__test/release",  "/__test/reply_headers", "/__test/reset"};
+    "/__test/release",  "/__test/reply_headers", "/__test/reset",    "/__test/webhooks"};
 
 }  // namespace
 
@@ -67,6 +81,8 @@ plain_reply handle_control(const plain_request& request, provider_core& core) {
   if (path == "/__test/release" && method == "POST") return release(request, core);
   if (path == "/__test/reply_headers" && method == "GET") return json_reply(200, reply_headers_json(core.reply_headers()));
   if (path == "/__test/reply_headers" && method == "POST") return set_reply_headers(request, core);
+  if (path == "/__test/webhooks" && method == "GET") return json_reply(200, core.webhooks_json());
+  if (path == "/__test/webhooks" && method == "POST") return send_webhook(request, core);
   if (path == "/__test/reset" && method == "POST") {
     core.reset();
     return json_reply(200, {{"reset", true}});

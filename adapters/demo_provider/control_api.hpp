@@ -15,8 +15,17 @@
 //                               go on to execute and answer. {"released": n, "held": m}
 //   GET  /__test/reply_headers  the headers added to every business reply
 //   POST /__test/reply_headers  {"headers": [[name, value], ...]}: replaces them; [] clears
-//   POST /__test/reset          business state, records, effects, faults and reply headers
-//                               back to new; held requests are closed without executing
+//   POST /__test/reset          business state, records, effects, faults, reply headers and
+//                               webhook records back to new; held requests are closed without
+//                               executing
+//   GET  /__test/webhooks       {"delivered": [{"id","timestamp","body","headers",
+//                               "receiver_status","receiver_body"} or {..., "error"}], "queued": N}
+//   POST /__test/webhooks       {"key": K, "status": S, "state": "executed", "id": I,
+//                               "signature": "valid"|"bad"|"missing", "timestamp_offset_s": N}:
+//                               sends one signed webhook about K now and answers with its
+//                               delivery (200, or 502 when the receiver could not be reached).
+//                               Only key is required; status defaults to the reply K's execution
+//                               produced. 409 webhooks_not_configured without --webhook-url.
 #pragma once
 
 #include "plain_http.hpp"

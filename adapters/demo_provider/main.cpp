@@ -4,6 +4,9 @@
 #include "provider_core.hpp"
 #include "server.hpp"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <exception>
@@ -22,7 +25,13 @@ int main(int argc, char** argv) {
   }
   const options& opts = *parsed.value;
 
-  core_config config{opts.kind, std::nullopt, opts.settle};
+  core_config config;
+  config.kind = opts.kind;
+  config.settle = opts.settle;
+  config.webhooks = opts.webhooks;
+  // Webhook ids must not repeat across restarts: the receiver drops a repeated id.
+  config.webhook_id_prefix = "msg_demo_" + std::to_string(::getpid()) + "_" +
+                             std::to_string(std::chrono::system_clock::now().time_since_epoch().count()) + "_";
   // An empty credential would make "Bearer " a valid header; treat it as unset.
   if (const char* credential = std::getenv("DEMO_PROVIDER_CREDENTIAL"); credential && *credential)
     config.credential = credential;

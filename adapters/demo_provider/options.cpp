@@ -23,14 +23,19 @@ std::string_view usage() {
   return "usage: demo-provider --kind booking|crm --port N --control-port M\n"
          "                     [--listen 127.0.0.1] [--idle-timeout-ms 5000] [--settle-ms 0]\n"
          "                     [--tls-cert FILE --tls-key FILE]\n"
+         "                     [--webhook-url http://host:port/path --webhook-secret whsec_...]\n"
          "Business requests need 'Authorization: Bearer $DEMO_PROVIDER_CREDENTIAL' when it is set.\n"
          "The control port serves the test API under /__test/: requests, effects, activity, faults,\n"
-         "release, reply_headers, reset (see control_api.hpp).\n";
+         "release, reply_headers, reset, webhooks (see control_api.hpp).\n"
+         "With --webhook-url, every executed request with an Idempotency-Key is reported by a signed\n"
+         "Standard Webhooks POST to that URL.\n";
 }
 
 parsed_options parse_options(std::span<char* const> args) {
   options out;
   bool have_kind = false, have_port = false, have_control_port = false;
+  std::optional<webhook_url> hook_url;
+  std::optional<std::string> hook_key;
   const auto fail = [](std::string message) { return parsed_options{{}, false, std::move(message)}; };
 
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -69,6 +74,12 @@ parsed_options parse_options(std::span<char* const> args) {
       out.tls_cert = *value;
     } else if (name == "--tls-key") {
       out.tls_key = *value;
+    } else if (name == "--webhook-url") {
+      hook_url = parse_webhook_url(*value);
+      if (!hook_url) return fail("--webhook-url must be http://host[:port][/path]");
+    } else if (name == "--webhook-secret") {
+      hook_key = decode_webhook_secret(*value);
+      if (!hook_key) return fail("--webhook-secret must be whsec_ followed by standard base64");
     } else {
       return fail("unknown option " + std::string(name));
     }
@@ -78,6 +89,8 @@ parsed_options parse_options(std::span<char* const> args) {
   if (!have_port) return fail("--port is required");
   if (!have_control_port) return fail("--control-port is required");
   if (out.tls_cert.empty() != out.tls_key.empty()) return fail("--tls-cert and --tls-key go together");
+  if (hook_url.has_value() != hook_key.has_value()) return fail("--webhook-url and --webhook-secret go together");
+  if (hook_url) out.webhooks = webhook_settings{std::move(*hook_url), std::move(*hook_key)};
   return parsed_options{std::move(out), false, {}};
 }
 

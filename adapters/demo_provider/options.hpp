@@ -2,6 +2,7 @@
 #pragma once
 
 #include "provider_kind.hpp"
+#include "webhooks.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -21,6 +22,9 @@ struct options {
   std::chrono::milliseconds settle{0};
   std::string tls_cert;  // both empty, or both set: then the business port speaks HTTPS
   std::string tls_key;
+  // --webhook-url and --webhook-secret, both or neither: executed keyed
+  // mutations are reported by a signed webhook to this URL.
+  std::optional<webhook_settings> webhooks;
 };
 
 // Exactly one of: `value`, `help`, or a non-empty `error`.

@@ -110,8 +110,10 @@ plain_reply provider_core::execute(const plain_request& request, const std::stri
     ++effects_by_key_[key];
   }
   plain_reply reply = json_reply(outcome.status, outcome.body);
-  if (!key.empty() && outcome.remember)
+  if (!key.empty() && outcome.remember) {
     replies_by_key_.emplace(key, stored_reply{outcome.status, reply.body, now});
+    if (config_.webhooks) webhooks_queued_.push_back(webhook_event{next_webhook_id(), key, "executed", outcome.status});
+  }
   return reply;
 }
 
@@ -122,6 +124,70 @@ plain_reply provider_core::lookup_by_key(const std::string& key, clock::time_poi
   return json_reply(200, {{"state", "executed"},
                           {"status", it->second.status},
                           {"body", nlohmann::json::parse(it->second.body)}});
+}
+
+std::string provider_core::next_webhook_id() {
+  return config_.webhook_id_prefix + std::to_string(++webhook_sequence_);
+}
+
+std::variant<webhook_event, std::string> provider_core::queue_webhook(const nlohmann::json& body) {
+  if (!body.is_object()) return std::string("the body must be a JSON object");
+  for (auto it = body.begin(); it != body.end(); ++it)
+    if (it.key() != "key" && it.key() != "status" && it.key() != "state" && it.key() != "id" &&
+        it.key() != "signature" && it.key() != "timestamp_offset_s")
+      return "unknown member " + it.key();
+  auto text = [&](const char* name) -> std::optional<std::string> {
+    const auto it = body.find(name);
+    if (it == body.end() || !it->is_string() || it->get<std::string>().empty()) return std::nullopt;
+    return it->get<std::string>();
+  };
+  webhook_event event;
+  const auto key = text("key");
+  if (!key) return std::string("key must be a non-empty string");
+  event.key = *key;
+  if (const auto it = body.find("status"); it != body.end()) {
+    if (!it->is_number_unsigned() || it->get<std::uint64_t>() < 100 || it->get<std::uint64_t>() > 599)
+      return std::string("status must be an integer from 100 to 599");
+    event.status = it->get<unsigned>();
+  } else if (const auto done = replies_by_key_.find(event.key); done != replies_by_key_.end()) {
+    event.status = done->second.status;
+  } else {
+    return "status is required: nothing was executed under key " + event.key;
+  }
+  if (body.contains("state")) {
+    const auto state = text("state");
+    if (!state) return std::string("state must be a non-empty string");
+    event.state = *state;
+  }
+  if (body.contains("id")) {
+    const auto id = text("id");
+    if (!id) return std::string("id must be a non-empty string");
+    event.id = *id;
+  } else {
+    event.id = next_webhook_id();
+  }
+  if (body.contains("signature")) {
+    const auto signing = text("signature");
+    if (!signing || !signing_from_string(*signing)) return std::string("signature must be valid, bad or missing");
+    event.signing = *signing_from_string(*signing);
+  }
+  if (const auto it = body.find("timestamp_offset_s"); it != body.end()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < -315'360'000 || it->get<std::int64_t>() > 315'360'000)
+      return std::string("timestamp_offset_s must be an integer within ten years either way");
+    event.timestamp_offset_s = it->get<std::int64_t>();
+  }
+  webhooks_queued_.push_back(event);
+  return event;
+}
+
+std::vector<webhook_event> provider_core::take_webhooks() { return std::exchange(webhooks_queued_, {}); }
+
+void provider_core::webhook_delivered(webhook_delivery delivery) { webhooks_delivered_.push_back(std::move(delivery)); }
+
+nlohmann::json provider_core::webhooks_json() const {
+  nlohmann::json delivered = nlohmann::json::array();
+  for (const auto& d : webhooks_delivered_) delivered.push_back(delivery_json(d));
+  return nlohmann::json{{"delivered", std::move(delivered)}, {"queued", webhooks_queued_.size()}};
 }
 
 nlohmann::json provider_core::requests_json() const {
@@ -158,6 +224,8 @@ void provider_core::reset() {
   replies_by_key_.clear();
   effects_ = 0;
   effects_by_key_.clear();
+  webhooks_queued_.clear();
+  webhooks_delivered_.clear();
 }
 
 }  // namespace demo_provider

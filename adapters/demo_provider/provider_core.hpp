@@ -7,6 +7,7 @@
 #include "hold_gate.hpp"
 #include "plain_http.hpp"
 #include "provider_kind.hpp"
+#include "webhooks.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 namespace demo_provider {
@@ -27,6 +29,9 @@ struct core_config {
   // How long after execution a status lookup by key still answers not_found,
   // like a provider whose lookup index lags its writes.
   std::chrono::milliseconds settle{0};
+  // Set: every keyed mutation that executes queues a signed webhook about it.
+  std::optional<webhook_settings> webhooks;
+  std::string webhook_id_prefix = "msg_demo_";  // ids are this plus a counter
 };
 
 class provider_core {
@@ -57,6 +62,15 @@ class provider_core {
   std::optional<std::string> set_reply_headers(const nlohmann::json& body);
   const header_list& reply_headers() const { return reply_headers_; }
 
+  // Webhooks: queued by executions and by POST /__test/webhooks, taken and
+  // sent by the server, which reports each result back.
+  const std::optional<webhook_settings>& webhook_config() const { return config_.webhooks; }
+  // The event POST /__test/webhooks asks for; on a bad body returns why.
+  std::variant<webhook_event, std::string> queue_webhook(const nlohmann::json& body);
+  std::vector<webhook_event> take_webhooks();
+  void webhook_delivered(webhook_delivery delivery);
+  nlohmann::json webhooks_json() const;  // {"delivered": [...], "queued": N}
+
   nlohmann::json requests_json() const;
   nlohmann::json effects_json() const;
   // {"in_progress": N, "held": M}: N counts held requests too.
@@ -77,6 +91,7 @@ class provider_core {
   bool authorized(const plain_request& request) const;
   plain_reply execute(const plain_request& request, const std::string& id, clock::time_point now);
   plain_reply lookup_by_key(const std::string& key, clock::time_point now) const;
+  std::string next_webhook_id();
 
   core_config config_;
   std::unique_ptr<business_rules> rules_;
@@ -88,6 +103,9 @@ class provider_core {
   std::unordered_map<std::string, stored_reply> replies_by_key_;
   std::int64_t effects_ = 0;
   std::map<std::string, std::int64_t> effects_by_key_;  // "" for effects sent without a key
+  std::uint64_t webhook_sequence_ = 0;  // never reset: a webhook id is never reused
+  std::vector<webhook_event> webhooks_queued_;
+  std::vector<webhook_delivery> webhooks_delivered_;
 };
 
 }  // namespace demo_provider

@@ -48,6 +48,8 @@ constexpr std::uint32_t header_limit = 16 * 1024;
 // stalled client cannot hold a connection forever.
 constexpr auto request_deadline = std::chrono::seconds(10);
 constexpr auto write_deadline = std::chrono::seconds(10);
+// A webhook receiver gets this long for resolve, connect, request and reply.
+constexpr auto webhook_deadline = std::chrono::seconds(10);
 // --idle-timeout-ms is a business-port behaviour the gateway must cope with;
 // test harnesses talking to the control port should not have to.
 constexpr auto control_idle_timeout = std::chrono::seconds(60);
@@ -164,6 +166,53 @@ asio::awaitable<bool> write_reply(Stream& stream, const plain_reply& reply, unsi
   }
   tcp_of(stream).expires_never();
   co_return !ec;
+}
+
+// Posts one signed webhook on its own connection (Connection: close) and
+// reports what came back; never throws.
+asio::awaitable<webhook_delivery> deliver_webhook(const webhook_settings& settings, webhook_event event) {
+  webhook_delivery delivery;
+  const auto unix_now = std::chrono::duration_cast<std::chrono::seconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  delivery.sent = build_webhook(settings, event, unix_now.count());
+  const auto executor = co_await asio::this_coro::executor;
+  tcp::resolver resolver(executor);
+  auto [resolve_ec, endpoints] = co_await resolver.async_resolve(settings.url.host, settings.url.port, nothrow);
+  if (resolve_ec) {
+    delivery.error = "resolve: " + resolve_ec.message();
+    co_return delivery;
+  }
+  beast::tcp_stream stream(executor);
+  stream.expires_after(webhook_deadline);
+  auto [connect_ec, endpoint] = co_await stream.async_connect(endpoints, nothrow);
+  if (connect_ec) {
+    delivery.error = "connect: " + connect_ec.message();
+    co_return delivery;
+  }
+  http::request<http::string_body> request{http::verb::post, settings.url.target, 11};
+  request.set(http::field::host, settings.url.host + ":" + settings.url.port);
+  request.set(http::field::user_agent, "demo-provider");
+  for (const auto& [name, value] : delivery.sent.headers) request.insert(name, value);
+  request.keep_alive(false);
+  request.body() = delivery.sent.body;
+  request.prepare_payload();
+  auto [write_ec, written] = co_await http::async_write(stream, request, nothrow);
+  if (write_ec) {
+    delivery.error = "write: " + write_ec.message();
+    co_return delivery;
+  }
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(body_limit);
+  auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, nothrow);
+  if (read_ec) {
+    delivery.error = "read: " + read_ec.message();
+    co_return delivery;
+  }
+  delivery.receiver_status = parser.get().result_int();
+  delivery.receiver_body = parser.get().body();
+  close_now(stream);
+  co_return delivery;
 }
 
 // Ends a hold that was not woken (connection frame destroyed at shutdown).
@@ -352,6 +401,8 @@ class provider_server {
           co_await wait_until_released(core_.holds()) == hold_end::cancelled)
         break;
       const plain_reply reply = answer(plain, injected);
+      // The execution is reported whatever the client learns of it.
+      send_queued_webhooks();
       // The effect happened; the client must learn nothing about it.
       if (injected.mode == fault_mode::drop_after_execute) break;
       if (injected.mode == fault_mode::late_reply) co_await pause_for(injected.delay);
@@ -380,6 +431,15 @@ class provider_server {
     return reply;
   }
 
+  void send_queued_webhooks() {
+    for (webhook_event& event : core_.take_webhooks())
+      asio::co_spawn(io_, deliver_and_record(std::move(event)), report_failure);
+  }
+
+  asio::awaitable<void> deliver_and_record(webhook_event event) {
+    core_.webhook_delivered(co_await deliver_webhook(*core_.webhook_config(), std::move(event)));
+  }
+
   asio::awaitable<void> serve_control(beast::tcp_stream stream) {
     beast::flat_buffer buffer;
     bool idle = false;  // control connections are never closed by `refuse`
@@ -389,7 +449,13 @@ class provider_server {
         if (in.rejection) co_await write_reply(stream, *in.rejection, 11, false);
         break;
       }
-      const plain_reply reply = handle_control(to_plain(*in.request));
+      plain_reply reply = handle_control(to_plain(*in.request));
+      // POST /__test/webhooks queued one: send it now and answer with how it went.
+      for (webhook_event& event : core_.take_webhooks()) {
+        webhook_delivery delivery = co_await deliver_webhook(*core_.webhook_config(), std::move(event));
+        reply = json_reply(delivery.receiver_status ? 200 : 502, delivery_json(delivery));
+        core_.webhook_delivered(std::move(delivery));
+      }
       const bool keep_alive = in.request->keep_alive();
       if (!co_await write_reply(stream, reply, in.request->version(), keep_alive) || !keep_alive) break;
     }

@@ -1,6 +1,7 @@
 #include "config/config.hpp"
 
 #include "core/labels.hpp"
+#include "core/webhook_signature.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -221,6 +222,48 @@ bool is_token_char_string(const std::string& s) {
   return true;
 }
 
+WebhookConfig parse_webhooks(const json& j, const std::string& path) {
+  WebhookConfig w;
+  Object o(j, path);
+  if (!o.get("secret_envs")) fail(o.at("secret_envs"), "is required (one or more environment variables)");
+  std::set<std::string> names;
+  o.array("secret_envs", [&](const json& v, const std::string& item) {
+    auto env = string_item(v, item);
+    if (env.empty()) fail(item, "must name an environment variable");
+    if (!names.insert(env).second) fail(item, "names " + env + " twice");
+    // The value is a secret: the message names the variable, never its content.
+    auto key = parse_webhook_secret(env_value(env, item));
+    if (!key)
+      fail(item, "environment variable " + env + " must hold whsec_ followed by the base64 of at least " +
+                     std::to_string(min_webhook_key_bytes) + " bytes");
+    w.secret_envs.push_back(env);
+    w.keys.push_back(std::move(*key));
+  });
+  if (w.keys.empty()) fail(o.at("secret_envs"), "must name at least one environment variable");
+  o.millis("tolerance_ms", w.tolerance, 1000, 86400000);
+  o.string("key_pointer", w.rules.key_pointer, true);
+  if (!is_member_pointer(w.rules.key_pointer))
+    fail(o.at("key_pointer"), "must be a JSON pointer to a member, such as \"/idempotency_key\"");
+  std::string outcome_pointer;
+  o.string("outcome_pointer", outcome_pointer);
+  if (o.get("outcome_pointer")) {
+    if (!is_member_pointer(outcome_pointer))
+      fail(o.at("outcome_pointer"), "must be a JSON pointer to a member, such as \"/status\"");
+    w.rules.outcome_pointer = outcome_pointer;
+  }
+  if (auto m = o.get("outcomes")) {
+    if (!m->is_object()) fail(o.at("outcomes"), "must be an object of value: succeeded|rejected|not_executed");
+    if (!m->empty() && !w.rules.outcome_pointer) fail(o.at("outcomes"), "needs outcome_pointer");
+    for (auto it = m->begin(); it != m->end(); ++it) {
+      auto item = o.at("outcomes") + "[" + json(it.key()).dump() + "]";
+      auto state = it->is_string() ? parse_webhook_outcome(it->get<std::string>()) : std::nullopt;
+      if (!state) fail(item, "must be \"succeeded\", \"rejected\" or \"not_executed\"");
+      w.rules.outcomes.emplace(it.key(), *state);
+    }
+  }
+  return w;
+}
+
 ProviderConfig parse_provider(const json& j, const std::string& path) {
   ProviderConfig p;
   Object o(j, path);
@@ -278,6 +321,7 @@ ProviderConfig parse_provider(const json& j, const std::string& path) {
       fail(co.at("not_executed"), "overlaps the rejected statuses: a status has one meaning");
   }
   if (auto l = o.get("lookup")) p.lookup = parse_lookup(*l, o.at("lookup"));
+  if (auto w = o.get("webhooks")) p.webhooks = parse_webhooks(*w, o.at("webhooks"));
   return p;
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/outcome.hpp"
 #include "core/reconcile.hpp"
+#include "core/webhook_match.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -81,6 +82,14 @@ struct OperatorToken {
   std::string token_sha256;
 };
 
+// Signed webhooks from a provider (Standard Webhooks; docs/configuration.md).
+struct WebhookConfig {
+  std::vector<std::string> secret_envs;  // environment variables, each holding a whsec_ secret
+  std::vector<std::string> keys;         // their decoded keys, resolved at load, same order
+  ms tolerance{300000};                  // webhook-timestamp accepted this far from now, either way
+  WebhookRules rules;                    // where the key and the outcome are in the body
+};
+
 struct ProviderConfig {
   std::string name;
   bool tls = false;
@@ -108,6 +117,7 @@ struct ProviderConfig {
   // The provider's status lookup by idempotency key; without one, its held
   // operations wait for a webhook or an operator.
   std::optional<LookupConfig> lookup;
+  std::optional<WebhookConfig> webhooks;  // none: POST /v1/webhooks/{name} is not_found
 
   // How long after admission an attempt may still be legitimately in flight
   // from this process: waiting for a connection, connecting, the exchange.

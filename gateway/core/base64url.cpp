@@ -6,23 +6,24 @@
 namespace gw {
 namespace {
 
-constexpr std::string_view alphabet =
+constexpr std::string_view url_alphabet =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+constexpr std::string_view standard_alphabet =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-constexpr std::array<std::int8_t, 256> make_reverse() {
+constexpr std::array<std::int8_t, 256> make_reverse(std::string_view alphabet) {
   std::array<std::int8_t, 256> table{};
   for (auto& v : table) v = -1;
   for (std::size_t i = 0; i < alphabet.size(); ++i)
     table[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
   return table;
 }
-constexpr auto reverse = make_reverse();
+constexpr auto url_reverse = make_reverse(url_alphabet);
+constexpr auto standard_reverse = make_reverse(standard_alphabet);
 
-}  // namespace
-
-std::string base64url_encode(std::string_view bytes) {
+std::string encode(std::string_view bytes, std::string_view alphabet, bool pad) {
   std::string out;
-  out.reserve((bytes.size() * 4 + 2) / 3);
+  out.reserve((bytes.size() + 2) / 3 * 4);
   std::size_t i = 0;
   auto at = [&](std::size_t k) { return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[k])); };
   for (; i + 3 <= bytes.size(); i += 3) {
@@ -36,16 +37,19 @@ std::string base64url_encode(std::string_view bytes) {
     std::uint32_t n = at(i) << 16;
     out += alphabet[n >> 18 & 63];
     out += alphabet[n >> 12 & 63];
+    if (pad) out += "==";
   } else if (rest == 2) {
     std::uint32_t n = at(i) << 16 | at(i + 1) << 8;
     out += alphabet[n >> 18 & 63];
     out += alphabet[n >> 12 & 63];
     out += alphabet[n >> 6 & 63];
+    if (pad) out += '=';
   }
   return out;
 }
 
-std::optional<std::string> base64url_decode(std::string_view text) {
+// Unpadded text only; callers strip or refuse padding first.
+std::optional<std::string> decode(std::string_view text, const std::array<std::int8_t, 256>& reverse) {
   if (text.size() % 4 == 1) return std::nullopt;
   std::string out;
   out.reserve(text.size() * 3 / 4);
@@ -64,6 +68,24 @@ std::optional<std::string> base64url_decode(std::string_view text) {
   // Leftover bits must be zero, or two texts would decode to the same bytes.
   if (bits > 0 && (acc & ((1u << bits) - 1)) != 0) return std::nullopt;
   return out;
+}
+
+}  // namespace
+
+std::string base64url_encode(std::string_view bytes) { return encode(bytes, url_alphabet, false); }
+
+std::optional<std::string> base64url_decode(std::string_view text) { return decode(text, url_reverse); }
+
+std::string base64_encode(std::string_view bytes) { return encode(bytes, standard_alphabet, true); }
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  if (text.size() % 4 == 0 && !text.empty()) {
+    // Padded: exactly the '=' the length calls for, and only at the end.
+    std::size_t pad = text.ends_with("==") ? 2 : text.ends_with('=') ? 1 : 0;
+    text.remove_suffix(pad);
+  }
+  if (text.find('=') != std::string_view::npos) return std::nullopt;
+  return decode(text, standard_reverse);
 }
 
 }  // namespace gw

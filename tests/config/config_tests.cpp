@@ -320,4 +320,100 @@ TEST_CASE("config: reconcile defaults, limits, and the lookup lease") {
   c = parse_config(j.dump());
   CHECK(lookup_providers(c) == std::vector<std::string>{"booking"});
   CHECK(lookup_lease(c) == std::chrono::milliseconds(7500));
+TEST_CASE("config: provider webhooks with rotated secrets, pointers and an outcome table") {
+  ::setenv("GW_TEST_CRM_KEY", "k", 1);
+  ::setenv("GW_TEST_WH_NEW", "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", 1);
+  ::setenv("GW_TEST_WH_OLD", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 1);
+  auto j = minimal();
+  j["providers"] = {{{"name", "crm"},
+                     {"base_url", "http://127.0.0.1:9102"},
+                     {"credential", {{"env", "GW_TEST_CRM_KEY"}}},
+                     {"webhooks",
+                      {{"secret_envs", {"GW_TEST_WH_NEW", "GW_TEST_WH_OLD"}},
+                       {"key_pointer", "/idempotency_key"},
+                       {"outcome_pointer", "/status"},
+                       {"outcomes", {{"201", "succeeded"}, {"409", "rejected"}, {"429", "not_executed"}}}}}}};
+  auto c = parse_config(j.dump());
+  REQUIRE(c.providers[0].webhooks);
+  const auto& w = *c.providers[0].webhooks;
+  CHECK(w.secret_envs == std::vector<std::string>{"GW_TEST_WH_NEW", "GW_TEST_WH_OLD"});
+  REQUIRE(w.keys.size() == 2);
+  CHECK(w.keys[0].size() == 32);
+  CHECK(w.keys[0][31] == '\x1f');
+  CHECK(w.keys[1].size() == 24);
+  CHECK(w.tolerance == std::chrono::milliseconds(300000));  // the default
+  CHECK(w.rules.key_pointer == "/idempotency_key");
+  CHECK(w.rules.outcome_pointer == "/status");
+  CHECK(w.rules.outcomes.at("201") == OperationState::succeeded);
+  CHECK(w.rules.outcomes.at("409") == OperationState::rejected);
+  CHECK(w.rules.outcomes.at("429") == OperationState::not_executed);
+
+  // Without a webhooks block a provider has none.
+  auto plain = j;
+  plain["providers"][0].erase("webhooks");
+  CHECK_FALSE(parse_config(plain.dump()).providers[0].webhooks);
+
+  // Only the key pointer is required besides the secrets.
+  auto small = j;
+  small["providers"][0]["webhooks"] = {
+      {"secret_envs", {"GW_TEST_WH_OLD"}}, {"key_pointer", "/k"}, {"tolerance_ms", 1000}};
+  auto s = parse_config(small.dump()).providers[0].webhooks.value();
+  CHECK_FALSE(s.rules.outcome_pointer);
+  CHECK(s.rules.outcomes.empty());
+  CHECK(s.tolerance == std::chrono::milliseconds(1000));
+}
+
+TEST_CASE("config: a bad webhooks field is named by its JSON path, and a secret is never echoed") {
+  ::setenv("GW_TEST_CRM_KEY", "k", 1);
+  ::setenv("GW_TEST_WH_OLD", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 1);
+  ::setenv("GW_TEST_WH_EMPTY", "", 1);
+  ::setenv("GW_TEST_WH_NOPREFIX", "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 1);
+  ::setenv("GW_TEST_WH_SHORT", "whsec_c2hvcnQtc2VjcmV0", 1);
+  ::setenv("GW_TEST_WH_NOTB64", "whsec_not*base64*at*all*not*base64*at*all", 1);
+  ::unsetenv("GW_TEST_WH_UNSET");
+  auto j = minimal();
+  j["providers"] = {{{"name", "crm"},
+                     {"base_url", "http://127.0.0.1:9102"},
+                     {"credential", {{"env", "GW_TEST_CRM_KEY"}}},
+                     {"webhooks", {{"secret_envs", {"GW_TEST_WH_OLD"}}, {"key_pointer", "/idempotency_key"}}}}};
+  REQUIRE(error_of(j).empty());
+  const std::string at = "$.providers[0].webhooks.";
+  auto with = [&](const std::string& field, const json& value) {
+    auto b = j;
+    b["providers"][0]["webhooks"][field] = value;
+    return error_of(b);
+  };
+  CHECK(with("secret_envs", {"GW_TEST_WH_OLD", "GW_TEST_WH_UNSET"})
+            .find(at + "secret_envs[1]: environment variable GW_TEST_WH_UNSET is not set") == 0);
+  CHECK(with("secret_envs", {"GW_TEST_WH_EMPTY"})
+            .find(at + "secret_envs[0]: environment variable GW_TEST_WH_EMPTY is not set") == 0);
+  for (const char* env : {"GW_TEST_WH_NOPREFIX", "GW_TEST_WH_SHORT", "GW_TEST_WH_NOTB64"}) {
+    CAPTURE(env);
+    auto e = with("secret_envs", {env});
+    CHECK(e.find(at + "secret_envs[0]: environment variable " + env + " must hold whsec_") == 0);
+    CHECK(e.find(std::getenv(env)) == std::string::npos);
+  }
+  CHECK(with("secret_envs", {"GW_TEST_WH_OLD", "GW_TEST_WH_OLD"}).find(at + "secret_envs[1]") == 0);
+  CHECK(with("secret_envs", json::array()).find(at + "secret_envs: must name at least one") == 0);
+  CHECK(with("secret_envs", "GW_TEST_WH_OLD").find(at + "secret_envs: must be an array") == 0);
+  CHECK(with("secret_envs", {7}).find(at + "secret_envs[0]: must be a string") == 0);
+  CHECK(with("secret_envs", nullptr).find(at + "secret_envs: is required") == 0);
+  CHECK(with("key_pointer", nullptr).find(at + "key_pointer: is required") == 0);
+  CHECK(with("key_pointer", "idempotency_key").find(at + "key_pointer: must be a JSON pointer") == 0);
+  CHECK(with("key_pointer", "").find(at + "key_pointer: must be a JSON pointer") == 0);
+  CHECK(with("outcome_pointer", "/a~2").find(at + "outcome_pointer: must be a JSON pointer") == 0);
+  CHECK(with("tolerance_ms", 999).find(at + "tolerance_ms: must be an integer") == 0);
+  CHECK(with("tolerance_ms", "300000").find(at + "tolerance_ms: must be an integer") == 0);
+  CHECK(with("outcomes", {{"201", "succeeded"}}).find(at + "outcomes: needs outcome_pointer") == 0);
+  CHECK(with("secret", "x").find(at + "secret: unknown field") == 0);
+  auto b = j;
+  b["providers"][0]["webhooks"]["outcome_pointer"] = "/status";
+  b["providers"][0]["webhooks"]["outcomes"] = {{"201", "succeeded"}, {"500", "unknown"}};
+  CHECK(error_of(b).find(at + "outcomes[\"500\"]: must be") == 0);
+  b["providers"][0]["webhooks"]["outcomes"] = {{"201", 1}};
+  CHECK(error_of(b).find(at + "outcomes[\"201\"]: must be") == 0);
+  b["providers"][0]["webhooks"]["outcomes"] = json::array({"201"});
+  CHECK(error_of(b).find(at + "outcomes: must be an object") == 0);
+  b["providers"][0]["webhooks"] = "yes";
+  CHECK(error_of(b).find("$.providers[0].webhooks: must be an object") == 0);
 }
