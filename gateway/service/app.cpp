@@ -9,22 +9,10 @@
 
 namespace gw {
 
-App::App(Deps deps) : deps_(deps), auth_(deps.config) {
-  for (const auto& p : deps_.config.providers) {
-    upstream::Endpoint e;
-    e.name = p.name;
-    e.tls = p.tls;
-    e.host = p.host;
-    e.port = p.port;
-    e.ca_file = p.ca_file;
-    e.connect_timeout = p.connect_timeout;
-    e.request_timeout = p.request_timeout;
-    e.max_connections = p.max_connections;
-    e.queue_timeout = p.queue_timeout;
-    e.idle_retire = p.idle_retire;
-    e.max_response_body = p.max_response_body_bytes;
-    providers_.emplace(p.name, ProviderRoute{&p, std::move(e)});
-  }
+App::App(Deps deps) : deps_(deps), auth_(deps.config), providers_(provider_routes(deps.config)) {
+  if (deps_.upstream)
+    reconciler_ = std::make_unique<Reconciler>(deps_.config, deps_.database, deps_.reconcile, deps_.resolutions,
+                                               deps_.metrics, *deps_.upstream, providers_);
 }
 
 App::Reply App::handle(http::Request request) {
@@ -69,8 +57,20 @@ std::optional<App::Route> App::route_for(const std::vector<std::string>& s) cons
     // Any method: the provider's rules decide what is protected.
     if (s.size() >= 7 && s[5] == "providers") return Route{"proxy", "", &App::proxy};
   }
-  if (s.size() == 3 && s[0] == "v1" && s[1] == "admin" && s[2] == "held")
-    return Route{"admin_held", "GET", &App::held_operations};
+  if (s.size() == 3 && s[0] == "v1" && s[1] == "webhooks") return Route{"webhook", "POST", &App::webhook};
+  if (s.size() >= 3 && s[0] == "v1" && s[1] == "admin") {
+    if (s.size() == 3 && s[2] == "held") return Route{"admin_held", "GET", &App::held_operations};
+    if (s.size() == 3 && s[2] == "rejections") return Route{"admin_rejections", "GET", &App::rejections};
+    if (s.size() == 3 && s[2] == "webhooks") return Route{"admin_webhooks", "GET", &App::unmatched_webhooks};
+    if (s.size() == 4 && s[2] == "authority" && s[3] == "rotate-realm")
+      return Route{"admin_rotate_realm", "POST", &App::rotate_realm};
+    if (s.size() == 6 && s[2] == "tasks" && s[5] == "revoke") return Route{"admin_revoke", "POST", &App::revoke_task};
+    if (s.size() == 6 && s[2] == "operations") return Route{"admin_operation", "GET", &App::operation_detail};
+    if (s.size() == 7 && s[2] == "operations" && s[6] == "resolve")
+      return Route{"admin_resolve", "POST", &App::resolve_operation};
+    if (s.size() == 7 && s[2] == "operations" && s[6] == "reconcile" && reconciler_)
+      return Route{"admin_reconcile", "POST", &App::reconcile_operation};
+  }
   // Without the explicit manual-clock option this route does not exist at all.
   if (s.size() == 3 && s[0] == "v1" && s[1] == "admin" && s[2] == "clock" && deps_.authority.clock().manual())
     return Route{"admin_clock", "POST", &App::set_clock};

@@ -10,9 +10,14 @@
 #include "service/database.hpp"
 #include "service/metrics.hpp"
 #include "service/path.hpp"
+#include "service/provider_routes.hpp"
 #include "store/authority_store.hpp"
 #include "store/held_store.hpp"
 #include "store/ledger_store.hpp"
+#include "store/operator_store.hpp"
+#include "store/rejection_store.hpp"
+#include "store/webhook_store.hpp"
+#include "service/reconciler.hpp"
 #include "upstream/client.hpp"
 
 #include <atomic>
@@ -33,6 +38,11 @@ class App {
     AuthorityStore& authority;
     LedgerStore& ledger;
     HeldStore& held;
+    OperatorStore& operators;
+    ResolutionStore& resolutions;
+    RejectionStore& rejections;
+    ReconcileStore& reconcile;
+    WebhookStore& webhooks;
     Metrics& metrics;
     upstream::Client* upstream = nullptr;  // null: no providers configured
   };
@@ -40,6 +50,9 @@ class App {
 
   // Never throws: every failure becomes a problem reply.
   asio::awaitable<http::Response> handle(http::Request request);
+
+  // The provider-lookup loop, run by the runtime on its duties strand.
+  Reconciler& reconciler() { return *reconciler_; }
 
   // Outcome records still being retried (their agents may have been answered).
   std::size_t pending_outcomes() const;
@@ -85,23 +98,28 @@ class App {
   Reply set_clock(Call& call);
   // admin_routes.cpp
   Reply held_operations(Call& call);
+  // operator_routes.cpp
+  Reply operation_detail(Call& call);
+  Reply resolve_operation(Call& call);
+  Reply reconcile_operation(Call& call);
+  Reply revoke_task(Call& call);
+  Reply rotate_realm(Call& call);
+  Reply rejections(Call& call);
+  Reply unmatched_webhooks(Call& call);
+  // webhook_routes.cpp
+  Reply webhook(Call& call);
   // proxy_routes.cpp
   Reply proxy(Call& call);
   Reply operation_receipt(Call& call);
-  asio::awaitable<upstream::Result> exchange(const upstream::Endpoint& endpoint, upstream::Request request);
   // outcome_lane.cpp
   Reply record(const ProviderConfig& provider, const AdmissionRequest& admission, int attempt,
                const std::string& request_id, upstream::Result result);
   asio::awaitable<void> keep_recording(std::shared_ptr<PendingOutcome> pending);
 
-  struct ProviderRoute {
-    const ProviderConfig* config;
-    upstream::Endpoint endpoint;
-  };
-
   Deps deps_;
   Authenticator auth_;
-  std::map<std::string, ProviderRoute, std::less<>> providers_;
+  ProviderRoutes providers_;
+  std::unique_ptr<Reconciler> reconciler_;
 
   std::atomic<bool> stopping_{false};
   mutable std::mutex pending_mutex_;

@@ -43,6 +43,20 @@ std::string JsonBody::string(const std::string& key) const {
   return v.get<std::string>();
 }
 
+std::string JsonBody::text(const std::string& key, std::size_t max) const {
+  const auto& v = required(key);
+  const auto bad = [&] {
+    return Rejection(Code::invalid_request, "field '" + key + "' must be a string of 1 to " + std::to_string(max) +
+                                                " characters without control characters");
+  };
+  if (!v.is_string()) throw bad();
+  const auto& s = v.get_ref<const std::string&>();
+  if (s.empty() || s.size() > max) throw bad();
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f) throw bad();
+  return s;
+}
+
 GrantToken JsonBody::grant_token(const std::string& key) const {
   return parse_grant_token(string(key), "field '" + key + "'");
 }

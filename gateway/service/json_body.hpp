@@ -22,6 +22,10 @@ class JsonBody {
   std::string label(const std::string& key) const;
   std::int64_t integer(const std::string& key, std::int64_t min = 0) const;
   std::string string(const std::string& key) const;
+  // Free text for people (a note, an evidence reference): 1 to `max` bytes
+  // of UTF-8 with no control characters.
+  std::string text(const std::string& key, std::size_t max) const;
+  bool has(const std::string& key) const { return json_.contains(key) && !json_[key].is_null(); }
   // A grant token: a string that decodes, else invalid_grant.
   GrantToken grant_token(const std::string& key) const;
 

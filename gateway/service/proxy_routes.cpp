@@ -13,7 +13,6 @@
 #include "service/outcome_reply.hpp"
 #include "service/refusal.hpp"
 #include "service/rejection.hpp"
-#include "service/resume.hpp"
 #include "upstream/client.hpp"
 
 namespace gw {
@@ -74,7 +73,7 @@ App::Reply App::proxy(Call& call) {
 
   if (!config.protected_methods.count(rq.method)) {
     upstream.headers = to_upstream(upstream_headers(rq.headers, config, context, std::nullopt));
-    auto result = co_await exchange(provider.endpoint, std::move(upstream));
+    auto result = co_await exchange(*deps_.upstream, provider.endpoint, std::move(upstream));
     co_return passthrough(std::move(result), config, rq.method == "HEAD");
   }
 
@@ -116,15 +115,8 @@ App::Reply App::proxy(Call& call) {
   const auto& id = token.identity;
   FenceHeaders fence{admitted.upstream_key, admitted.realm, id.epoch, id.owner};
   upstream.headers = to_upstream(upstream_headers(rq.headers, config, context, fence));
-  auto result = co_await exchange(provider.endpoint, std::move(upstream));
+  auto result = co_await exchange(*deps_.upstream, provider.endpoint, std::move(upstream));
   co_return co_await record(config, admission, admitted.attempt, call.request_id, std::move(result));
-}
-
-asio::awaitable<upstream::Result> App::exchange(const upstream::Endpoint& endpoint, upstream::Request request) {
-  return resume_with<upstream::Result>(
-      [this, &endpoint, request = std::move(request)](std::function<void(upstream::Result)> done) mutable {
-        deps_.upstream->send(endpoint, std::move(request), std::move(done));
-      });
 }
 
 App::Reply App::operation_receipt(Call& call) {

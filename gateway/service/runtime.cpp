@@ -56,7 +56,12 @@ struct Runtime::Impl {
         retry{config.database.max_attempts},
         authority(clock),
         ledger(clock),
-        held(clock) {}
+        held(clock),
+        operators(clock),
+        resolutions(clock),
+        rejections(clock),
+        reconcile(clock),
+        webhooks(clock) {}
 
   Config config;
   RuntimeOptions options;
@@ -65,6 +70,11 @@ struct Runtime::Impl {
   AuthorityStore authority;
   LedgerStore ledger;
   HeldStore held;
+  OperatorStore operators;
+  ResolutionStore resolutions;
+  RejectionStore rejections;
+  ReconcileStore reconcile;
+  WebhookStore webhooks;
   Metrics metrics;
   std::unique_ptr<Pool> pool;
   std::unique_ptr<Database> database;
@@ -80,7 +90,7 @@ struct Runtime::Impl {
   // The clock floor ticker (real clock only) and the sweep of abandoned
   // forwards. Both on one strand, where stop() cancels their timers.
   std::optional<asio::strand<asio::io_context::executor_type>> duties;
-  std::optional<asio::steady_timer> tick_timer, sweep_timer;
+  std::optional<asio::steady_timer> tick_timer, sweep_timer, reconcile_timer;
   std::atomic<bool> stopping{false};
 
   asio::awaitable<void> tick_loop() {
@@ -150,7 +160,8 @@ std::uint16_t Runtime::start() {
   m.database = std::make_unique<Database>(*m.pool, m.retry);
   m.upstream = std::make_unique<upstream::Client>(m.io);
   m.app = std::make_unique<App>(
-      App::Deps{m.config, *m.database, *m.pool, m.authority, m.ledger, m.held, m.metrics, m.upstream.get()});
+      App::Deps{m.config, *m.database, *m.pool, m.authority, m.ledger, m.held, m.operators, m.resolutions,
+                m.rejections, m.reconcile, m.webhooks, m.metrics, m.upstream.get()});
   const auto& h = m.config.http;
   http::ServerLimits limits{h.max_header_bytes, h.max_body_bytes, h.read_timeout, h.idle_timeout,
                             h.read_timeout};
@@ -164,6 +175,8 @@ std::uint16_t Runtime::start() {
   m.sweep_timer.emplace(*m.duties);
   if (!m.clock.manual()) asio::co_spawn(*m.duties, m.tick_loop(), asio::detached);
   asio::co_spawn(*m.duties, m.sweep_loop(), asio::detached);
+  m.reconcile_timer.emplace(*m.duties);
+  asio::co_spawn(*m.duties, m.app->reconciler().run(*m.reconcile_timer), asio::detached);
   return port;
 }
 
@@ -190,10 +203,12 @@ void Runtime::stop(std::chrono::milliseconds drain) {
   // Outcome records still waiting for the database stop here (each logged);
   // the sweep holds their attempts once their forward deadlines pass.
   m.app->stop();
+  m.app->reconciler().stop();
   m.stopping = true;
   asio::post(*m.duties, [&m] {
     m.tick_timer->cancel();
     m.sweep_timer->cancel();
+    m.reconcile_timer->cancel();
   });
   m.pool->stop();
   m.work.reset();

@@ -46,7 +46,9 @@ gw::LookupDecision decide(const plain_reply& r, std::int64_t asked_at_ms) {
 }  // namespace
 
 TEST_CASE("lookup contract: an executed booking under an awkward key is found after the provider settles") {
-  provider_core core({provider_kind::booking, std::nullopt, std::chrono::milliseconds(500)});
+  core_config config;
+  config.settle = std::chrono::milliseconds(500);
+  provider_core core(config);
   const std::string key = "gw1-a/b c%2F?\xC3\xA9";
   const plain_reply booked = book(core, "s1", key, t0);
   REQUIRE(booked.status == 201);

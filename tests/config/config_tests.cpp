@@ -320,6 +320,8 @@ TEST_CASE("config: reconcile defaults, limits, and the lookup lease") {
   c = parse_config(j.dump());
   CHECK(lookup_providers(c) == std::vector<std::string>{"booking"});
   CHECK(lookup_lease(c) == std::chrono::milliseconds(7500));
+}
+
 TEST_CASE("config: provider webhooks with rotated secrets, pointers and an outcome table") {
   ::setenv("GW_TEST_CRM_KEY", "k", 1);
   ::setenv("GW_TEST_WH_NEW", "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", 1);

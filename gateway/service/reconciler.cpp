@@ -1,0 +1,135 @@
+#include "service/reconciler.hpp"
+
+#include "core/digest.hpp"
+#include "core/reconcile.hpp"
+#include "service/event_log.hpp"
+#include "service/forwarding.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+namespace gw {
+
+Reconciler::Reconciler(const Config& config, Database& database, ReconcileStore& store,
+                       ResolutionStore& resolutions, Metrics& metrics, upstream::Client& upstream,
+                       const ProviderRoutes& providers)
+    : config_(config),
+      database_(database),
+      store_(store),
+      resolutions_(resolutions),
+      metrics_(metrics),
+      upstream_(upstream),
+      providers_(providers),
+      lookup_providers_(lookup_providers(config)),
+      lease_ms_(lookup_lease(config).count()) {}
+
+bool Reconciler::has_lookup(const std::string& provider) const {
+  auto it = providers_.find(provider);
+  return it != providers_.end() && it->second.config->lookup.has_value();
+}
+
+asio::awaitable<void> Reconciler::run(asio::steady_timer& timer) {
+  const auto& rc = config_.recovery.reconcile;
+  while (!stopping_) {
+    timer.expires_after(rc.interval);
+    if (auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable)); ec) co_return;
+    if (lookup_providers_.empty() || in_progress_ >= rc.max_concurrent) continue;
+    const unsigned room = rc.max_concurrent - in_progress_;
+    std::vector<DueLookup> due;
+    try {
+      due = co_await database_.once(
+          [&](Session& s) { return store_.due_for_lookup(s, lookup_providers_, room, lease_ms_); });
+    } catch (const std::exception&) {
+      // The database is away: nothing was handed out; the next round asks again.
+      metrics_.count_event("reconcile_failed");
+      continue;
+    }
+    for (auto& d : due) {
+      ++in_progress_;
+      asio::co_spawn(timer.get_executor(), look_up_in_background(std::move(d)), asio::detached);
+    }
+  }
+}
+
+asio::awaitable<void> Reconciler::look_up_in_background(DueLookup due) {
+  try {
+    co_await look_up(std::move(due));
+  } catch (const std::exception&) {
+    // Not recorded: the lease runs out and the operation is handed out again.
+    metrics_.count_event("lookup_failed");
+  }
+  --in_progress_;
+}
+
+asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
+  const ProviderRoute& route = providers_.at(due.provider);
+  const ProviderConfig& provider = *route.config;
+  const LookupConfig& lookup = *provider.lookup;
+  metrics_.count_event("lookups");
+
+  // A read with the provider's credential: no fence, no idempotency key.
+  const std::string request_id = "lookup-" + to_hex(random_bytes(8));
+  upstream::Request request{lookup.method, lookup_target(provider.base_path, lookup.path, due.upstream_key),
+                            to_upstream(upstream_headers({}, provider, {request_id, "", std::nullopt}, std::nullopt)),
+                            ""};
+  auto result = co_await exchange(upstream_, route.endpoint, std::move(request));
+
+  std::optional<unsigned> status;
+  std::string body, headers_json = "[]";
+  if (result.response) {
+    status = result.response->status;
+    body = std::move(result.response->body);
+    // Through the reply rules, so a provider echoing the credential never has it stored.
+    headers_json = headers_to_json(reply_headers(to_fields(result.response->headers), provider));
+  }
+  const auto decision =
+      decide_lookup(lookup, provider.outcomes,
+                    {status, body, result.response ? std::string_view() : upstream::to_string(result.failure),
+                     due.forward_deadline_ms, due.handed_out_ms});
+  const LookupRecord record{due.scope,
+                            due.operation_id,
+                            due.attempt,
+                            provider.name,
+                            status,
+                            headers_json,
+                            body,
+                            decision.outcome,
+                            decision.detail,
+                            next_lookup_delay_ms(config_.recovery.reconcile.backoff, due.lookups + 1, Database::jitter())};
+  const auto recorded = co_await database_.once([&](Session& s) { return store_.record_lookup(s, record); });
+
+  LookupReport report{status, decision.outcome, decision.detail, recorded.evidence_id, std::nullopt};
+  if (!decision.settles()) co_return report;
+
+  HeldResolution resolution;
+  resolution.scope = due.scope;
+  resolution.operation_id = due.operation_id;
+  resolution.source = EvidenceSource::lookup;
+  resolution.outcome = decision.outcome;
+  resolution.actor = provider.name;
+  resolution.reference = "evidence:" + std::to_string(recorded.evidence_id);
+  if (decision.original_status) {
+    const std::string original = decision.original_body.value_or("");
+    resolution.reply = RecordedResponse{*decision.original_status, "[]", original, sha256_hex(original),
+                                        static_cast<std::int64_t>(original.size())};
+  }
+  const auto resolved = co_await database_.decide([&](Session& s) { return resolutions_.resolve_held(s, resolution); });
+  report.resolution = resolved.code;
+  if (resolved.code == Code::ok) {
+    metrics_.count_event("operations_reconciled");
+    log_event("operation_reconciled", {{"tenant", due.scope.tenant},
+                                       {"task", due.scope.task},
+                                       {"operation", due.operation_id},
+                                       {"attempt", due.attempt},
+                                       {"provider", provider.name},
+                                       {"outcome", name(decision.outcome)},
+                                       {"lookup_status", status ? nlohmann::json(*status) : nlohmann::json(nullptr)},
+                                       {"evidence", recorded.evidence_id},
+                                       {"detail", decision.detail},
+                                       {"authority_ms", resolved.now_ms}});
+  }
+  co_return report;
+}
+
+}  // namespace gw
