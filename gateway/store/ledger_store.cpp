@@ -3,6 +3,7 @@
 #include "core/fingerprint.hpp"
 #include "core/ownership.hpp"
 #include "store/authority_store.hpp"
+#include "store/rejection_store.hpp"
 
 #include <pqxx/pqxx>
 
@@ -105,6 +106,11 @@ AdmissionResult LedgerStore::admit(Session& s, const AdmissionRequest& rq) {
     const auto& id = rq.token.identity;
     switch (r.decision.action) {
       case Admission::reject:
+        // The grant exactly as presented, whatever the task's epoch is now.
+        insert_rejection(tx,
+                         RejectionRecord{rq.scope, rq.operation_id, id, rq.fingerprint, rq.method, rq.provider,
+                                         rq.target, rq.expected_version, r.decision.code, rq.request_id},
+                         snap.now_ms);
         break;
       case Admission::replay:
         r.recorded = std::move(snap.operation);

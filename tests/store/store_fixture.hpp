@@ -6,6 +6,7 @@
 #include "core/grant.hpp"
 #include "store/authority_store.hpp"
 #include "store/ledger_store.hpp"
+#include "store/rejection_store.hpp"
 #include "support/test_database.hpp"
 
 #include <doctest/doctest.h>
@@ -29,6 +30,7 @@ struct StoreFixture {
   RetryPolicy retry{8};
   AuthorityStore authority{clock, retry};
   LedgerStore ledger{clock, retry};
+  RejectionStore rejections{clock};
   SessionOptions session_options;
   // Admissions' forward budget: long enough that no store test's attempt is
   // abandoned unless the test means it to be.
