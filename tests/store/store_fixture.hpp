@@ -7,6 +7,7 @@
 #include "store/authority_store.hpp"
 #include "store/ledger_store.hpp"
 #include "store/rejection_store.hpp"
+#include "store/resolution_store.hpp"
 #include "support/test_database.hpp"
 
 #include <doctest/doctest.h>
@@ -30,6 +31,7 @@ struct StoreFixture {
   RetryPolicy retry{8};
   AuthorityStore authority{clock, retry};
   LedgerStore ledger{clock, retry};
+  ResolutionStore resolutions{clock, retry};
   RejectionStore rejections{clock};
   SessionOptions session_options;
   // Admissions' forward budget: long enough that no store test's attempt is
