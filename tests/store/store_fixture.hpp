@@ -6,6 +6,7 @@
 #include "core/grant.hpp"
 #include "store/authority_store.hpp"
 #include "store/ledger_store.hpp"
+#include "store/operator_store.hpp"
 #include "store/rejection_store.hpp"
 #include "store/resolution_store.hpp"
 #include "support/test_database.hpp"
@@ -32,6 +33,7 @@ struct StoreFixture {
   AuthorityStore authority{clock, retry};
   LedgerStore ledger{clock, retry};
   ResolutionStore resolutions{clock, retry};
+  OperatorStore operators{clock, retry};
   RejectionStore rejections{clock};
   SessionOptions session_options;
   // Admissions' forward budget: long enough that no store test's attempt is
