@@ -54,6 +54,13 @@ constexpr std::array rows{
         "Authority unavailable; nothing was done"},
     Row{Code::authority_clock_rollback, "authority_clock_rollback", 400,
         "Authority clock cannot move backwards"},
+    Row{Code::resolved, "resolved", 200, "Held operation resolved"},
+    Row{Code::revoked, "revoked", 200, "Lease revoked"},
+    Row{Code::realm_rotated, "realm_rotated", 200, "Authority realm rotated"},
+    Row{Code::operation_not_held, "operation_not_held", 409,
+        "Operation is not held; there is nothing to resolve"},
+    Row{Code::resolved_without_reply, "resolved_without_reply", 409,
+        "Operation was settled by evidence; there is no provider reply to replay"},
     Row{Code::internal_error, "internal_error", 500, "Internal error"},
 };
 
@@ -74,5 +81,11 @@ static_assert(ordered(), "rows must follow the order of enum Code");
 std::string_view name(Code code) { return row(code).name; }
 unsigned http_status(Code code) { return row(code).status; }
 std::string_view title(Code code) { return row(code).title; }
+
+std::optional<Code> parse_code(std::string_view wire_name) {
+  for (const auto& r : rows)
+    if (r.name == wire_name) return r.code;
+  return std::nullopt;
+}
 
 }  // namespace gw

@@ -2,6 +2,7 @@
 // to its HTTP status and title. Every gateway-generated reply names one.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 namespace gw {
@@ -38,6 +39,12 @@ enum class Code {
   unknown_outcome,
   authority_unavailable,
   authority_clock_rollback,
+  // Operator actions (SPEC section 4); not in SPEC section 5, see docs/api.md.
+  resolved,                // a held operation was resolved from evidence
+  revoked,                 // an operator ended a lease
+  realm_rotated,           // a new realm: every outstanding grant is void
+  operation_not_held,      // resolve of an operation that holds nothing
+  resolved_without_reply,  // exact retry of an operation settled by evidence
   internal_error,
 };
 
@@ -51,5 +58,8 @@ unsigned http_status(Code code);
 
 // Short human title for problem+json.
 std::string_view title(Code code);
+
+// The code with this wire name (a listing's filter, a stored code).
+std::optional<Code> parse_code(std::string_view wire_name);
 
 }  // namespace gw

@@ -48,6 +48,7 @@ AdmissionDecision decide_admission(const AdmissionInput& in) {
     switch (in.existing->state) {
       case OperationState::succeeded:
       case OperationState::rejected:
+        if (!in.existing->reply_recorded) return {Admission::reject, Code::resolved_without_reply};
         return {Admission::replay, Code::historical_retry};
       case OperationState::in_flight:
         // Never "being forwarded now" when nobody is forwarding it any more.

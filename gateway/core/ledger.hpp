@@ -24,6 +24,11 @@ struct ExistingOperation {
   // In flight past its forward deadline: whoever forwarded it is gone, so
   // it is answered as unknown even before a sweep records that.
   bool abandoned = false;
+  // Whether the provider's own reply to this operation's forward is stored
+  // and settled it. False for an operation settled by evidence (a lookup, a
+  // webhook, an operator): what evidence carries answers another request, so
+  // it is never replayed as this one's reply.
+  bool reply_recorded = true;
 };
 
 // Why an unknown operation holds its task.
@@ -71,6 +76,10 @@ struct AdmissionDecision {
 
 // grant current -> existing operation by key and fingerprint -> another
 // unresolved operation on the task -> expected version -> admit.
+// The exact retry of a succeeded or rejected operation without a recorded
+// reply (settled by evidence) is resolved_without_reply: never a replay of
+// something the provider did not send, never a resend; the receipt tells
+// the state and the committed version.
 AdmissionDecision decide_admission(const AdmissionInput& in);
 
 // What recording an outcome does to the task ledger.

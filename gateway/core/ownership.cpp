@@ -42,4 +42,16 @@ LeaseDecision decide_release(Code grant_check, std::int64_t now_ms) {
   return {Code::released, now_ms};
 }
 
+LeaseDecision decide_revoke(const std::optional<OwnerRow>& row, std::int64_t now_ms) {
+  if (!row || now_ms >= row->expires_at_ms) return {Code::not_found, 0};
+  return {Code::revoked, now_ms};
+}
+
+std::int64_t rotation_next_epoch(std::int64_t next_epoch, std::int64_t now_ms,
+                                 std::optional<std::int64_t> at_least) {
+  const std::int64_t by_time =
+      now_ms > max_integer / epochs_per_ms_bound ? max_integer : std::max<std::int64_t>(now_ms, 0) * epochs_per_ms_bound;
+  return std::max({next_epoch, by_time, at_least.value_or(0), std::int64_t{1}});
+}
+
 }  // namespace gw

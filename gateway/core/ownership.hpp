@@ -44,4 +44,25 @@ LeaseDecision decide_renew(Code grant_check, const OwnerRow& row, std::int64_t n
 // Rule 3: only the current grant before expiry; the lease ends now.
 LeaseDecision decide_release(Code grant_check, std::int64_t now_ms);
 
+// An operator ends the task's lease now (SPEC section 4, revoke): `revoked`
+// with the new end (now) while a lease is unexpired; otherwise `not_found`
+// (no task, or its lease has already ended), and nothing changes. The
+// revoked grant is expired_owner from then on (rule 2), and the next claim
+// gets a new epoch (rule 1).
+LeaseDecision decide_revoke(const std::optional<OwnerRow>& row, std::int64_t now_ms);
+
+// A realm rotation (SPEC section 4) may follow a restore from a backup that
+// is older than grants already issued. Their epochs are unknown to the
+// restored database, so the epochs issued after the rotation start at
+// least at now_ms * epochs_per_ms_bound: greater than every epoch of a
+// realm that issued fewer than that many epochs per ms of authority time
+// since it began (initial epochs count from 1; a rotated realm starts at its
+// own rotation time times the bound). `at_least` is the operator's own
+// floor, for example the largest Fence-Epoch a provider has seen. Never
+// below `next_epoch`, the value the sequence would issue next; saturates at
+// 2^63-1 (claims are then epoch_exhausted).
+inline constexpr std::int64_t epochs_per_ms_bound = 1000;
+std::int64_t rotation_next_epoch(std::int64_t next_epoch, std::int64_t now_ms,
+                                 std::optional<std::int64_t> at_least);
+
 }  // namespace gw

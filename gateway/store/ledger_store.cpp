@@ -3,6 +3,7 @@
 #include "core/fingerprint.hpp"
 #include "core/ownership.hpp"
 #include "store/authority_store.hpp"
+#include "store/rejection_store.hpp"
 
 #include <pqxx/pqxx>
 
@@ -20,10 +21,13 @@ UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2)";
 
 // Recovery of a not_executed operation: same key, same fingerprint, next
 // attempt. The state was checked in the snapshot: the row is found by its
-// primary key alone (see outcome_sql).
+// primary key alone (see outcome_sql). A resolution that made it
+// not_executed belongs to the attempts before this one (it stays in
+// operation_evidence): the new attempt's own outcome will settle it.
 constexpr const char* readmit_sql = R"(
 WITH op AS (UPDATE operations SET state = 'in_flight', attempts = attempts + 1, updated_ms = $4,
-                                  forward_deadline_ms = $4::bigint + $8::bigint
+                                  forward_deadline_ms = $4::bigint + $8::bigint,
+                                  resolved_by = NULL, resolved_ms = NULL, resolution_evidence = NULL
             WHERE tenant = $1 AND task = $2 AND op_id = $3
             RETURNING attempts),
      at AS (INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms)
@@ -92,7 +96,8 @@ AdmissionResult LedgerStore::admit(Session& s, const AdmissionRequest& rq) {
     if (snap.operation)
       in.existing = ExistingOperation{
           snap.operation->fingerprint, snap.operation->state,
-          forward_abandoned(snap.operation->state, snap.operation->forward_deadline_ms, snap.now_ms)};
+          forward_abandoned(snap.operation->state, snap.operation->forward_deadline_ms, snap.now_ms),
+          snap.operation->response.has_value()};
     in.operation_id = rq.operation_id;
     in.fingerprint = rq.fingerprint;
     in.ledger = snap.ledger;
@@ -105,6 +110,11 @@ AdmissionResult LedgerStore::admit(Session& s, const AdmissionRequest& rq) {
     const auto& id = rq.token.identity;
     switch (r.decision.action) {
       case Admission::reject:
+        // The grant exactly as presented, whatever the task's epoch is now.
+        insert_rejection(tx,
+                         RejectionRecord{rq.scope, rq.operation_id, id, rq.fingerprint, rq.method, rq.provider,
+                                         rq.target, rq.expected_version, r.decision.code, rq.request_id},
+                         snap.now_ms);
         break;
       case Admission::replay:
         r.recorded = std::move(snap.operation);
@@ -151,7 +161,7 @@ OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
     }
     auto keep_evidence = [&](const std::string& detail) {
       tx.exec_params0(evidence_sql, out.scope.tenant, out.scope.task, out.operation_id, out.attempt,
-                      std::string("late_reply"), std::string(name(out.state)), status, detail, sha, length,
+                      std::string(name(EvidenceSource::late_reply)), std::string(name(out.state)), status, detail, sha, length,
                       snap.now_ms);
     };
     // Only the attempt in flight (or its own late reply after a sweep) is

@@ -29,6 +29,8 @@ struct AdmissionRequest {
   // How long the forward may take (the provider's timeouts plus a margin):
   // past admission time plus this, an attempt still in flight is abandoned.
   std::int64_t forward_budget_ms = 0;
+  // The request's X-Request-Id, kept with a refusal in the rejection audit.
+  std::optional<std::string> request_id = std::nullopt;
 };
 
 struct AdmissionResult {
@@ -79,6 +81,8 @@ class LedgerStore {
   explicit LedgerStore(AuthorityClock& clock) : clock_(clock) {}
 
   // Both throw AuthorityUnavailable when the database cannot answer.
+  // A refusal (Admission::reject) is also recorded in the rejection audit
+  // (store/rejection_store.hpp), in the same transaction.
   AdmissionResult admit(Session& s, const AdmissionRequest& request);
   OutcomeResult record_outcome(Session& s, const OutcomeRecord& outcome, const GrantToken& admitted_by);
   ReceiptResult receipt(Session& s, const TaskScope& scope, const GrantToken& token,

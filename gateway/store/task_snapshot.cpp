@@ -14,7 +14,8 @@ TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const 
       " o.fingerprint, o.state, o.attempts, o.upstream_key, o.committed_version,"
       " o.response_status, o.response_headers::text, o.response_body,"
       " encode(o.response_sha256, 'hex'), o.response_length,"
-      " o.method, o.provider, o.target, o.expected_version, o.forward_deadline_ms, o.held_reason"
+      " o.method, o.provider, o.target, o.expected_version, o.forward_deadline_ms, o.held_reason,"
+      " o.resolved_by, o.resolved_ms, o.resolution_evidence"
       " FROM authority a"
       " LEFT JOIN tasks t ON t.tenant = $1 AND t.task = $2"
       " LEFT JOIN task_ledger l ON l.tenant = $1 AND l.task = $2"
@@ -45,7 +46,10 @@ TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const 
     op.expected_version = row[21].as<std::int64_t>();
     op.forward_deadline_ms = row[22].as<std::optional<std::int64_t>>();
     if (!row[23].is_null()) op.held_reason = parse_held_reason(row[23].as<std::string>());
-    if (!row[13].is_null()) {
+    if (!row[24].is_null())
+      op.resolution = OperationResolution{parse_evidence_source(row[24].as<std::string>()).value(),
+                                          row[25].as<std::int64_t>(), row[26].as<std::int64_t>()};
+    if (!row[13].is_null() && !op.resolution) {
       RecordedResponse r;
       r.status = row[13].as<unsigned>();
       r.headers_json = row[14].as<std::string>("[]");

@@ -7,6 +7,7 @@
 #include "core/grant.hpp"
 #include "core/ledger.hpp"
 #include "core/ownership.hpp"
+#include "core/resolution.hpp"
 #include "store/authority_clock.hpp"
 
 #include <pqxx/pqxx>
@@ -24,6 +25,14 @@ struct RecordedResponse {
   std::int64_t body_length = 0;
 };
 
+// How a held operation was settled from evidence instead of its own
+// forward's reply (core/resolution.hpp).
+struct OperationResolution {
+  EvidenceSource source = EvidenceSource::operator_;
+  std::int64_t resolved_ms = 0;
+  std::int64_t evidence_id = 0;  // the operation_evidence row that settled it
+};
+
 struct StoredOperation {
   std::string fingerprint;  // raw 32 bytes
   OperationState state = OperationState::in_flight;
@@ -32,9 +41,13 @@ struct StoredOperation {
   std::string method, provider, target;
   std::int64_t expected_version = 0;
   std::optional<std::int64_t> committed_version;
+  // The provider's reply that settled the operation, to replay. Never set
+  // for an operation settled by evidence: a reply kept from its unknown
+  // outcome did not settle it (the operator detail still shows it).
   std::optional<RecordedResponse> response;
   std::optional<std::int64_t> forward_deadline_ms;  // of the current attempt
   std::optional<HeldReason> held_reason;            // when unknown
+  std::optional<OperationResolution> resolution = std::nullopt;  // settled by evidence
 };
 
 struct TaskSnapshot {

@@ -45,3 +45,34 @@ TEST_CASE("SPEC section 5: every code maps to its HTTP status") {
     CHECK_FALSE(gw::title(row.code).empty());
   }
 }
+
+TEST_CASE("operator codes beyond SPEC section 5 map to their HTTP status (docs/api.md)") {
+  struct Row {
+    Code code;
+    const char* name;
+    unsigned status;
+  };
+  const Row rows[] = {
+      {Code::resolved, "resolved", 200},
+      {Code::revoked, "revoked", 200},
+      {Code::realm_rotated, "realm_rotated", 200},
+      {Code::operation_not_held, "operation_not_held", 409},
+      {Code::resolved_without_reply, "resolved_without_reply", 409},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.name);
+    CHECK(gw::name(row.code) == row.name);
+    CHECK(gw::http_status(row.code) == row.status);
+    CHECK_FALSE(gw::title(row.code).empty());
+  }
+}
+
+TEST_CASE("parse_code: every wire name parses back to its code") {
+  for (auto c = static_cast<int>(Code::ok); c <= static_cast<int>(Code::internal_error); ++c) {
+    const auto code = static_cast<Code>(c);
+    CAPTURE(gw::name(code));
+    CHECK(gw::parse_code(gw::name(code)) == code);
+  }
+  CHECK_FALSE(gw::parse_code("lease_expired"));
+  CHECK_FALSE(gw::parse_code(""));
+}

@@ -150,3 +150,32 @@ TEST_CASE("held reasons round-trip their names") {
   for (auto r : {HeldReason::outcome_unknown, HeldReason::forward_abandoned}) CHECK(parse_held_reason(name(r)) == r);
   CHECK_FALSE(parse_held_reason("swept"));
 }
+
+TEST_CASE("decide_admission: the exact retry of an operation settled by evidence is resolved_without_reply") {
+  // Settled by a lookup, a webhook or an operator: no reply of the provider
+  // to this request is stored, so nothing is replayed and nothing resent.
+  for (auto state : {OperationState::succeeded, OperationState::rejected}) {
+    CAPTURE(name(state));
+    auto in = input();
+    in.existing = ExistingOperation{"fp-1", state, false, false};
+    auto d = decide_admission(in);
+    CHECK(d.action == Admission::reject);
+    CHECK(d.code == Code::resolved_without_reply);
+    in.existing->fingerprint = "fp-2";  // a changed payload is still a conflict first
+    CHECK(decide_admission(in).code == Code::operation_conflict);
+  }
+  // Whatever the version is now, as for a replay.
+  auto in = input();
+  in.expected_version = 0;
+  in.existing = ExistingOperation{"fp-1", OperationState::succeeded, false, false};
+  CHECK(decide_admission(in).code == Code::resolved_without_reply);
+  // The grant check still comes first: a stale owner learns nothing.
+  in.grant_check = Code::stale_owner;
+  CHECK(decide_admission(in).code == Code::stale_owner);
+}
+
+TEST_CASE("decide_admission: an operation resolved not_executed is re-admitted like any not_executed one") {
+  auto in = input();
+  in.existing = ExistingOperation{"fp-1", OperationState::not_executed, false, false};
+  CHECK(decide_admission(in).action == Admission::readmit);
+}

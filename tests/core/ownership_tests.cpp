@@ -1,5 +1,6 @@
 // SPEC section 2's rules as tables over (stored row, presented grant, time).
 #include "core/digest.hpp"
+#include "core/labels.hpp"
 #include "core/ownership.hpp"
 
 #include <doctest/doctest.h>
@@ -73,4 +74,41 @@ TEST_CASE("decide_release: rule 3, only the current grant, the lease ends now") 
   CHECK(decide_release(Code::ok, 12).expires_at_ms == 12);
   CHECK(decide_release(Code::stale_owner, 12).code == Code::stale_owner);
   CHECK(decide_release(Code::expired_owner, 12).code == Code::expired_owner);
+}
+
+TEST_CASE("decide_revoke: an operator ends an unexpired lease now, whoever holds it") {
+  auto held = row("region-a", 7, "s", 20);
+  CHECK(decide_revoke(held, 12).code == Code::revoked);
+  CHECK(decide_revoke(held, 12).expires_at_ms == 12);
+  CHECK(decide_revoke(held, 19).expires_at_ms == 19);
+  // Nothing to end: the lease already ended (now == expires_at is ended), or no task.
+  CHECK(decide_revoke(held, 20).code == Code::not_found);
+  CHECK(decide_revoke(held, 21).code == Code::not_found);
+  CHECK(decide_revoke(std::nullopt, 0).code == Code::not_found);
+  // After a revoke at 12 the revoked grant is expired at 12 (rule 2)...
+  auto revoked = row("region-a", 7, "s", decide_revoke(held, 12).expires_at_ms);
+  CHECK(check_grant(grant("R", scope, "region-a", 7, "s"), "R", scope, revoked, 12) == Code::expired_owner);
+  // ...and the task can be claimed at once (rule 1).
+  CHECK(decide_claim(revoked, 12, 10).code == Code::granted);
+}
+
+TEST_CASE("rotation_next_epoch: past every epoch a realm can have issued, never below the sequence") {
+  // Authority time times the bound.
+  CHECK(rotation_next_epoch(8, 1'000, std::nullopt) == 1'000 * epochs_per_ms_bound);
+  // Never below what the sequence would issue next.
+  CHECK(rotation_next_epoch(5'000'000, 1'000, std::nullopt) == 5'000'000);
+  // The operator's floor, when higher.
+  CHECK(rotation_next_epoch(8, 1'000, 9'000'000) == 9'000'000);
+  CHECK(rotation_next_epoch(8, 1'000, 2) == 1'000'000);
+  // A realm rotated at t0 starts at t0 * bound; rotated again later (or its
+  // backup restored and rotated) it starts above anything it issued at
+  // fewer than `bound` epochs per ms.
+  const std::int64_t t0 = 1'764'543'600'000, t1 = t0 + 60'000;
+  const auto first = rotation_next_epoch(1, t0, std::nullopt);
+  const auto issued_since = 60'000 * epochs_per_ms_bound - 1;
+  CHECK(rotation_next_epoch(1, t1, std::nullopt) > first + issued_since);
+  // Saturates instead of overflowing; time 0 still gives a positive epoch.
+  CHECK(rotation_next_epoch(1, max_integer, std::nullopt) == max_integer);
+  CHECK(rotation_next_epoch(1, max_integer / epochs_per_ms_bound + 1, std::nullopt) == max_integer);
+  CHECK(rotation_next_epoch(1, 0, std::nullopt) == 1);
 }

@@ -6,6 +6,9 @@
 #include "core/grant.hpp"
 #include "store/authority_store.hpp"
 #include "store/ledger_store.hpp"
+#include "store/operator_store.hpp"
+#include "store/rejection_store.hpp"
+#include "store/resolution_store.hpp"
 #include "support/test_database.hpp"
 
 #include <doctest/doctest.h>
@@ -42,6 +45,9 @@ struct StoreFixture {
   AuthorityClock clock;
   AuthorityStore authority{clock};
   LedgerStore ledger{clock};
+  ResolutionStore resolutions{clock};
+  OperatorStore operators{clock};
+  RejectionStore rejections{clock};
   SessionOptions session_options;
   // Admissions' forward budget: long enough that no store test's attempt is
   // abandoned unless the test means it to be.
