@@ -2,7 +2,8 @@
 // while a protected request is upstream. The admission was committed before
 // forwarding, so the ledger still holds the operation in flight, and a
 // restarted gateway on the same database neither forgets nor resends it;
-// past the forward deadline it sweeps it to unknown (held for evidence).
+// past the forward deadline it sweeps it to unknown (held for evidence), and
+// the provider's status lookup resolves it without an operator.
 #include "proxy/proxy_fixture.hpp"
 
 #include "support/eventually.hpp"
@@ -13,15 +14,18 @@
 using namespace gw;
 using namespace gw::test;
 
-TEST_CASE("SIGKILL while upstream: a restarted gateway never resends it, and sweeps it unknown past its forward deadline") {
+TEST_CASE("SIGKILL while upstream: a restarted gateway never resends it, sweeps it unknown, and resolves it by lookup") {
   TestDatabase db;
   ProviderProcess provider;
   auto config = test_config_json(db.url());
   ProviderSettings settings;
   settings.request_timeout_ms = 30000;
   config["providers"] = nlohmann::json::array({booking_provider_config(provider, settings)});
+  config["providers"][0]["lookup"] = {{"path", "/bookings/by-key/{key}"}, {"status_pointer", "/status"}};
   // Forward deadline = admission + queue 2 s + connect 2 s + request 30 s + margin 5 s.
-  config["recovery"] = {{"forward_margin_ms", 5000}, {"sweep_interval_ms", 50}};
+  config["recovery"] = {{"forward_margin_ms", 5000},
+                        {"sweep_interval_ms", 50},
+                        {"reconcile", {{"interval_ms", 50}, {"backoff_base_ms", 1000}, {"backoff_cap_ms", 1000}}}};
   const std::int64_t deadline_ms = 39000;
   const std::vector<std::pair<std::string, std::string>> env{{booking_credential_env, provider_credential}};
   const auto key = upstream_key("tenant-a", "task-a", "op-1");
@@ -87,9 +91,22 @@ TEST_CASE("SIGKILL while upstream: a restarted gateway never resends it, and swe
   CHECK(provider.release() == 1);
   CHECK(provider.wait_for_effects([&](const nlohmann::json& e) { return e["by_key"].contains(key); }));
   CHECK(provider.effects_for(key) == 1);
-  check_problem(send(c, w), 504, "unknown_outcome");
   CHECK(provider.requests_with_key(key) == 1);
-  CHECK(provider.requests().size() == 1);
-  CHECK(state() == "unknown");
   CHECK(db.scalar("SELECT attempts FROM operations WHERE op_id = 'op-1'") == "1");
+
+  // The lookup loop asks the provider by the upstream key. Lookups made
+  // while the request was held answered not found and were rescheduled on
+  // the authority clock; moving it past their backoff makes the next one due.
+  clock(deadline_ms + 10'000);
+  REQUIRE(eventually([&] { return state() == "succeeded"; }));
+  CHECK(db.scalar("SELECT resolved_by FROM operations WHERE op_id = 'op-1'") == "lookup");
+  CHECK(db.scalar("SELECT outcome FROM operation_attempts WHERE op_id = 'op-1'") == "unknown");  // never rewritten
+  CHECK(db.scalar("SELECT count(*) FROM operation_evidence WHERE op_id = 'op-1' AND source = 'lookup' AND "
+                  "upstream_status = 200") == "1");
+  check_problem(send(c, w), 409, "resolved_without_reply");
+  // The task takes new operations, and the provider executed op-1 once.
+  other.expected_version = 1;
+  CHECK(send(c, other).header("Gateway-Status") == "committed");
+  CHECK(provider.effects_for(key) == 1);
+  CHECK(provider.requests_with_key(key) == 1);
 }
