@@ -126,8 +126,7 @@ RevokeResult OperatorStore::revoke(Session& s, const TaskScope& scope, const std
   });
 }
 
-RealmRotation OperatorStore::rotate_realm(Session& s, const std::string& actor,
-                                          std::optional<std::int64_t> at_least) {
+RealmRotation OperatorStore::rotate_realm(Session& s, const std::string& actor, const RotationOptions& options) {
   return serializable(s, [&](pqxx::dbtransaction& tx) {
     // Before the snapshot: claims (the only callers of nextval, with the
     // tasks upsert in the same statement) wait until this commits, and
@@ -139,11 +138,16 @@ RealmRotation OperatorStore::rotate_realm(Session& s, const std::string& actor,
     r.previous_realm = a[0].as<std::string>();
     r.rotated_ms = a[1].as<std::int64_t>();
     clock_.observe(r.rotated_ms);
+    if (options.expected_realm && *options.expected_realm != r.previous_realm) {
+      r.code = Code::authority_generation_mismatch;
+      r.realm = r.previous_realm;
+      return r;
+    }
 
     auto seq = tx.exec1("SELECT last_value, is_called FROM epoch_seq");
     const auto last = seq[0].as<std::int64_t>();
     const auto next = !seq[1].as<bool>() ? last : last == max_integer ? max_integer : last + 1;
-    r.next_epoch = rotation_next_epoch(next, r.rotated_ms, at_least);
+    r.next_epoch = rotation_next_epoch(next, r.rotated_ms, options.at_least);
     // setval is not undone by a rollback: a retried or failed rotation
     // leaves the sequence higher, which only leaves a gap.
     if (r.next_epoch > next) tx.exec_params1("SELECT setval('epoch_seq', $1, false)", r.next_epoch);
@@ -160,6 +164,7 @@ RealmRotation OperatorStore::rotate_realm(Session& s, const std::string& actor,
         "previous realm " + r.previous_realm + "; epochs from " + std::to_string(r.next_epoch) + "; " +
             std::to_string(r.leases_ended) + " unexpired leases ended",
         r.rotated_ms);
+    r.code = Code::realm_rotated;
     return r;
   });
 }

@@ -87,9 +87,21 @@ struct RevokeResult {
   std::int64_t now_ms = 0;
 };
 
+struct RotationOptions {
+  // The operator's own floor for the next epoch (core/ownership.hpp,
+  // rotation_next_epoch), e.g. the largest Fence-Epoch a provider has seen.
+  std::optional<std::int64_t> at_least = std::nullopt;
+  // Rotate only if this is the current realm: an operator's retry of a
+  // rotation that did happen then changes nothing.
+  std::optional<std::string> expected_realm = std::nullopt;
+};
+
 struct RealmRotation {
+  // realm_rotated; or authority_generation_mismatch (the current realm is
+  // not expected_realm), and nothing changed.
+  Code code = Code::ok;
   std::string previous_realm;
-  std::string realm;
+  std::string realm;              // the realm now (unchanged when refused)
   std::int64_t rotated_ms = 0;    // authority time
   std::int64_t next_epoch = 0;    // the smallest epoch any later claim can get
   std::int64_t leases_ended = 0;  // unexpired leases ended by the rotation
@@ -113,10 +125,8 @@ class OperatorStore {
   // authority_generation_mismatch from then on, every unexpired lease ends
   // now so the tasks can be claimed at once, and the epoch sequence jumps
   // to rotation_next_epoch() (core/ownership.hpp), so epochs stay strictly
-  // increasing even past grants the restored backup never saw. `at_least`:
-  // the operator's own floor for the next epoch.
-  RealmRotation rotate_realm(Session& s, const std::string& actor,
-                             std::optional<std::int64_t> at_least = std::nullopt);
+  // increasing even past grants the restored backup never saw.
+  RealmRotation rotate_realm(Session& s, const std::string& actor, const RotationOptions& options = {});
 
  private:
   AuthorityClock& clock_;

@@ -97,7 +97,8 @@ TEST_CASE("restore drill: after restoring a backup and rotating the realm, no gr
   CHECK(g.authority.renew(g.session, {"tenant-a", "task-1"}, a, 1'000).code == Code::renewed);
   CHECK(std::stoll(restored.scalar("SELECT last_value FROM epoch_seq")) < highest_issued);
 
-  auto rotation = g.operators.rotate_realm(g.session, "drill");
+  auto rotation = g.operators.rotate_realm(g.session, "drill", {.expected_realm = a.identity.realm});
+  REQUIRE(rotation.code == Code::realm_rotated);
   CHECK(rotation.previous_realm == a.identity.realm);
   CHECK(rotation.realm != a.identity.realm);
   CHECK(rotation.next_epoch > highest_issued);

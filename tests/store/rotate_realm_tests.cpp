@@ -25,6 +25,7 @@ TEST_CASE("rotate realm: every outstanding grant is authority_generation_mismatc
 
   f.at(100);
   auto r = f.operators.rotate_realm(f.session, "alice");
+  CHECK(r.code == Code::realm_rotated);
   CHECK(r.previous_realm == old_realm);
   CHECK(r.realm != old_realm);
   CHECK(r.realm.size() == 36);  // a UUID, like the first realm
@@ -75,13 +76,13 @@ TEST_CASE("rotate realm: the epoch sequence never goes back, and the operator's 
   CHECK(r.next_epoch == 5'000'001);
   CHECK(f.claim("tenant-a", "task-1", "region-a", 10, 100).identity.epoch == 5'000'001);
 
-  auto floor = f.operators.rotate_realm(f.session, "alice", 9'000'000);
+  auto floor = f.operators.rotate_realm(f.session, "alice", {.at_least = 9'000'000});
   CHECK(floor.previous_realm == r.realm);
   CHECK(floor.next_epoch == 9'000'000);
   CHECK(f.claim("tenant-a", "task-2", "region-a", 10, 100).identity.epoch == 9'000'000);
 
   // A floor below the sequence changes nothing about the epochs.
-  auto low = f.operators.rotate_realm(f.session, "alice", 3);
+  auto low = f.operators.rotate_realm(f.session, "alice", {.at_least = 3});
   CHECK(low.next_epoch == 9'000'001);
   CHECK(f.claim("tenant-a", "task-3", "region-a", 10, 100).identity.epoch == 9'000'001);
   CHECK(f.db.scalar("SELECT count(*) FROM operator_actions WHERE action = 'rotate_realm'") == "3");
@@ -144,4 +145,27 @@ TEST_CASE("rotate realm: claims racing a rotation never share an epoch, and the 
   for (const auto& g : all)
     CHECK(f.db.scalar("SELECT epoch FROM tasks WHERE task = '" + g.scope.task + "'") == std::to_string(g.epoch));
   MESSAGE(in_new_realm << " of " << all.size() << " grants issued after the rotation");
+}
+
+TEST_CASE("rotate realm: with the realm the operator expects, a repeated rotation changes nothing") {
+  StoreFixture f;
+  auto g = f.claim("tenant-a", "task-1", "region-a", 0, 1'000);
+  const auto first_realm = g.identity.realm;
+  f.at(10);
+  auto r = f.operators.rotate_realm(f.session, "alice", {.expected_realm = first_realm});
+  REQUIRE(r.code == Code::realm_rotated);
+  auto fresh = f.claim("tenant-a", "task-1", "region-b", 11, 1'000);
+  const auto after = f.db.scalar("SELECT a::text || ' ' || (SELECT last_value FROM epoch_seq) FROM authority a");
+  const auto tasks = f.db.scalar("SELECT t::text FROM tasks t");
+
+  // The operator's retry names the realm it saw before: refused, nothing changed.
+  auto again = f.operators.rotate_realm(f.session, "alice", {.expected_realm = first_realm});
+  CHECK(again.code == Code::authority_generation_mismatch);
+  CHECK(again.previous_realm == r.realm);
+  CHECK(again.realm == r.realm);
+  CHECK(f.db.scalar("SELECT a::text || ' ' || (SELECT last_value FROM epoch_seq) FROM authority a") == after);
+  CHECK(f.db.scalar("SELECT t::text FROM tasks t") == tasks);
+  CHECK(f.db.scalar("SELECT count(*) FROM operator_actions") == "1");
+  // The grant issued after the first rotation is still good.
+  CHECK(f.authority.renew(f.session, {"tenant-a", "task-1"}, fresh, 1'000).code == Code::renewed);
 }
