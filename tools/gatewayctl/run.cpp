@@ -1,0 +1,121 @@
+#include "gatewayctl/run.hpp"
+
+#include "gatewayctl/exit_codes.hpp"
+#include "gatewayctl/format.hpp"
+#include "gatewayctl/render.hpp"
+#include "gatewayctl/request.hpp"
+
+#include <ostream>
+#include <set>
+
+namespace gwctl {
+namespace {
+
+// A reply the caller must stop at, with the exit code to return.
+struct Stop {
+  Exit exit;
+};
+
+// One exchange: the 2xx reply's JSON object, or the error printed and Stop thrown.
+Json fetch(Transport& transport, const HttpRequest& request, std::ostream& err) {
+  HttpReply reply;
+  try {
+    reply = transport.exchange(request);
+  } catch (const TransportError& e) {
+    err << "error: " << e.kind() << ": " << escape_for_terminal(e.what()) << "\n";
+    throw Stop{Exit::no_reply};
+  }
+  if (auto exit = exit_for_status(reply.status); exit != Exit::ok) {
+    err << error_text(reply);
+    throw Stop{exit};
+  }
+  auto body = Json::parse(reply.body, nullptr, false);
+  if (!body.is_object()) {
+    err << "error: bad_reply: HTTP " << reply.status << " but the body is not a JSON object\n";
+    throw Stop{Exit::no_reply};
+  }
+  return body;
+}
+
+// held and rejections: one page, or every page merged (--all).
+Json fetch_listing(const Invocation& inv, Transport& transport, std::string_view rows_key, std::ostream& err) {
+  auto page = fetch(transport, build_request(inv), err);
+  if (!inv.all) return page;
+  Json rows = member_array(page, rows_key);
+  std::set<std::string> seen;
+  for (;;) {
+    const auto next = page.find("next_cursor");
+    if (next == page.end() || next->is_null()) break;
+    if (!next->is_string()) throw BadReply("next_cursor is neither a string nor null");
+    const auto cursor = next->get<std::string>();
+    // A gateway that hands out a cursor twice would page forever.
+    if (!seen.insert(cursor).second) throw BadReply("the gateway returned the same next_cursor twice");
+    page = fetch(transport, build_request(inv, cursor), err);
+    for (auto& row : member_array(page, rows_key)) rows.push_back(row);
+  }
+  // The last page's members (now_ms, code), every row, and no cursor: the whole listing.
+  page[std::string(rows_key)] = std::move(rows);
+  page["next_cursor"] = nullptr;
+  return page;
+}
+
+void hint_next_page(const Json& page, std::ostream& err) {
+  const auto next = page.find("next_cursor");
+  if (next != page.end() && next->is_string())
+    err << "more: add --all for every page, or --cursor " << escape_for_terminal(next->get<std::string>())
+        << " for the next\n";
+}
+
+}  // namespace
+
+int run(const Invocation& inv, Transport& transport, std::ostream& out, std::ostream& err) {
+  try {
+    Json reply;
+    std::string text;
+    switch (inv.command) {
+      case Command::held:
+      case Command::rejections: {
+        const std::string_view key = inv.command == Command::held ? "held" : "rejections";
+        reply = fetch_listing(inv, transport, key, err);
+        const auto& rows = member_array(reply, key);
+        text = inv.command == Command::held ? render_held(rows) : render_rejections(rows);
+        if (!inv.all && !inv.json) hint_next_page(reply, err);
+        break;
+      }
+      case Command::show:
+        reply = fetch(transport, build_request(inv), err);
+        text = render_operation(member_object(reply, "operation"));
+        break;
+      case Command::reconcile:
+        reply = fetch(transport, build_request(inv), err);
+        text = render_reconcile(reply);
+        break;
+      case Command::resolve:
+        reply = fetch(transport, build_request(inv), err);
+        text = render_resolve(reply);
+        break;
+      case Command::revoke:
+        reply = fetch(transport, build_request(inv), err);
+        text = render_revoke(reply);
+        break;
+      case Command::rotate_realm:
+        reply = fetch(transport, build_request(inv), err);
+        text = render_rotate(reply);
+        break;
+    }
+    // Rendered before printing either way, so --json and the table refuse the same bad replies.
+    out << (inv.json ? reply.dump(2) + "\n" : text);
+    out.flush();
+    return code_of(Exit::ok);
+  } catch (const Stop& stop) {
+    return code_of(stop.exit);
+  } catch (const BadReply& e) {
+    err << "error: bad_reply: " << escape_for_terminal(e.what()) << "\n";
+    return code_of(Exit::no_reply);
+  } catch (const nlohmann::json::exception& e) {
+    err << "error: bad_reply: " << escape_for_terminal(e.what()) << "\n";
+    return code_of(Exit::no_reply);
+  }
+}
+
+}  // namespace gwctl
