@@ -1,8 +1,8 @@
 // gatewayctl end to end for the operator routes beyond GET /v1/admin/held
 // (show, reconcile, resolve, rejections, revoke, rotate-realm), written
-// against their contract before the gateway serves them. NOT built yet: add
-// this file to gatewayctl_e2e_tests in tests/CMakeLists.txt once the routes
-// land. The real binary, a real gateway and PostgreSQL, real provider faults.
+// against their contract before the gateway served them. The real binary, a
+// real gateway and PostgreSQL, real provider faults, the demo provider's
+// status lookup.
 #include "gatewayctl/cli_process.hpp"
 #include "proxy/proxy_fixture.hpp"
 #include "support/process.hpp"
@@ -18,6 +18,24 @@ using nlohmann::json;
 namespace {
 
 constexpr std::int64_t t0 = 1764547200000;  // 2025-12-01T00:00:00Z
+
+// The demo provider behind a gateway that can look operations up there; the
+// lookup loop itself never runs on its own here (reconcile presses it).
+struct LookupRig {
+  LookupRig() : gateway(options(provider)) {}
+  static GatewayOptions options(const ProviderProcess& provider) {
+    auto o = proxy_options(provider);
+    auto providers = o.edit;
+    o.edit = [providers](nlohmann::json& c) {
+      providers(c);
+      c["providers"][0]["lookup"] = {{"path", "/bookings/by-key/{key}"}, {"status_pointer", "/status"}};
+      c["recovery"] = {{"reconcile", {{"interval_ms", 3600000}}}};
+    };
+    return o;
+  }
+  ProviderProcess provider;
+  Gateway gateway;
+};
 
 struct Routes {
   Routes() : c(rig.gateway.port()) { rig.gateway.set_clock(t0); }
@@ -55,7 +73,7 @@ struct Routes {
     return ids;
   }
 
-  ProxyRig rig;
+  LookupRig rig;
   HttpClient c;
 };
 
