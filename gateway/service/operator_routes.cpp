@@ -88,7 +88,7 @@ std::string label_param(const std::string& value, const char* what) {
   return value;
 }
 
-unsigned page_limit(const std::map<std::string, std::string>& q) {
+unsigned page_limit(const std::map<std::string, std::string, std::less<>>& q) {
   auto it = q.find("limit");
   if (it == q.end()) return default_page;
   auto n = decimal_integer(it->second);

@@ -119,6 +119,14 @@ asio::awaitable<void> App::keep_recording(std::shared_ptr<PendingOutcome> p) {
     p->pause.expires_after(backoff_delay(pacing, tries, Database::jitter()));
     co_await p->pause.async_wait(use_tuple);
   }
+  if (p->recorded && p->recorded->recorded && p->record.state == OperationState::unknown) {
+    // One line per operation that becomes held, for the operator on call.
+    auto line = describe(*p);
+    line["reason"] = "outcome_unknown";
+    line["detail"] = p->record.detail;
+    log_event("operation_held", std::move(line));
+    deps_.metrics.count_event("operations_held");
+  }
   if (p->recorded && tries > 1) {
     auto line = describe(*p);
     line["tries"] = tries;

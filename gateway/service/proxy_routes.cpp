@@ -90,7 +90,7 @@ App::Reply App::proxy(Call& call) {
   const auto expected_version = decimal_integer(*version);
   if (!expected_version) throw Rejection(Code::invalid_request, "Expected-Version must be an integer from 0 to 2^63-1");
 
-  const AdmissionRequest admission{
+  AdmissionRequest admission{
       scope,
       token,
       std::string(*key),
@@ -100,6 +100,7 @@ App::Reply App::proxy(Call& call) {
       upstream.target,
       *expected_version,
       (config.forward_budget() + deps_.config.recovery.forward_margin).count()};
+  admission.request_id = call.request_id;  // the rejection audit names the request
   auto admitted = co_await deps_.database.decide([&](Session& s) { return deps_.ledger.admit(s, admission); });
   switch (admitted.decision.action) {
     case Admission::reject:

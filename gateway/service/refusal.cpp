@@ -46,6 +46,10 @@ http::Response refusal(Code code) {
     case Code::version_exhausted:
       detail = "the task's business version is at 2^63-1";
       break;
+    case Code::resolved_without_reply:
+      detail = "this operation was settled from evidence (a provider lookup, webhook or operator); there is no "
+               "provider reply to replay, and it is never resent. Its receipt shows the outcome";
+      break;
     default:
       break;
   }
