@@ -148,7 +148,7 @@ App::Reply App::resolve_operation(Call& call) {
 
   auto resolved =
       co_await deps_.database.decide([&](Session& db) { return deps_.resolutions.resolve_held(db, resolution); });
-  if (resolved.code != Code::ok) {
+  if (resolved.code != Code::resolved) {
     if (resolved.code == Code::not_found) co_return http::problem(Code::not_found, "no operation with this id on this task");
     if (resolved.code == Code::operation_not_held)
       co_return http::problem(Code::operation_not_held,
@@ -204,7 +204,7 @@ App::Reply App::reconcile_operation(Call& call) {
              {"operator", who.name}});
   auto report = co_await reconciler_->look_up(due);
   auto after = co_await deps_.database.once([&](Session& db) { return deps_.operators.detail(db, scope, id); });
-  const bool resolved = report.resolution == Code::ok;
+  const bool resolved = report.resolution == Code::resolved;
   co_return http::json_reply(
       Code::ok, {{"lookup",
                   {{"status", or_null(report.status)},

@@ -116,7 +116,7 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
   }
   const auto resolved = co_await database_.decide([&](Session& s) { return resolutions_.resolve_held(s, resolution); });
   report.resolution = resolved.code;
-  if (resolved.code == Code::ok) {
+  if (resolved.code == Code::resolved) {
     metrics_.count_event("operations_reconciled");
     log_event("operation_reconciled", {{"tenant", due.scope.tenant},
                                        {"task", due.scope.task},

@@ -27,7 +27,7 @@ struct LookupReport {
   OperationState outcome = OperationState::unknown;  // what the answer proves; unknown: nothing
   std::string detail;
   std::int64_t evidence_id = 0;
-  // Set when the answer settled the operation: resolve_held's code (ok, or
+  // Set when the answer settled the operation: resolve_held's code (resolved, or
   // why it was not resolved, e.g. settled meanwhile by another path).
   std::optional<Code> resolution;
 };

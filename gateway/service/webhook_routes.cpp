@@ -62,7 +62,7 @@ App::Reply App::webhook(Call& call) {
       auto resolved =
           co_await deps_.database.decide([&](Session& s) { return deps_.resolutions.resolve_held(s, resolution); });
       line["resolution"] = name(resolved.code);
-      if (resolved.code == Code::ok) {
+      if (resolved.code == Code::resolved) {
         deps_.metrics.count_event("operations_resolved_by_webhook");
         log_event("operation_resolved", {{"request_id", call.request_id},
                                          {"tenant", m.scope.tenant},

@@ -77,8 +77,12 @@ TEST_CASE("lookup: not found inside the settle window stays held; after it, not_
   CHECK(settled.json()["lookup"]["outcome"] == "not_executed");
   CHECK(settled.json()["operation"]["state"] == "not_executed");
   CHECK(settled.json()["operation"]["resolution"]["source"] == "lookup");
-  // Both lookups are kept as evidence, and the original attempt record is untouched.
-  CHECK(g.db().scalar("SELECT count(*) FROM operation_evidence WHERE source = 'lookup'") == "2");
+  // Both lookups are kept as evidence, the resolution beside them names the
+  // second, and the original attempt record is untouched.
+  CHECK(g.db().scalar("SELECT count(*) FROM operation_evidence WHERE source = 'lookup' AND upstream_status = 404") ==
+        "2");
+  CHECK(g.db().scalar("SELECT e.reference FROM operations o JOIN operation_evidence e ON e.id = o.resolution_evidence") ==
+        "evidence:" + settled.json()["lookup"]["evidence"].dump());
   CHECK(g.db().scalar("SELECT outcome FROM operation_attempts WHERE attempt = 1") == "unknown");
 
   // The owner's exact retry is admitted again and executes once.

@@ -52,10 +52,9 @@ struct Gateway {
   }
 
   AuthorityClock clock{true};
-  RetryPolicy retry{8};
-  AuthorityStore authority{clock, retry};
-  LedgerStore ledger{clock, retry};
-  OperatorStore operators{clock, retry};
+  AuthorityStore authority{clock};
+  LedgerStore ledger{clock};
+  OperatorStore operators{clock};
   SessionOptions options;
   Session session{options, no_failures()};
 };
