@@ -110,3 +110,63 @@ TEST_CASE("SIGKILL while upstream: a restarted gateway never resends it, sweeps 
   CHECK(provider.effects_for(key) == 1);
   CHECK(provider.requests_with_key(key) == 1);
 }
+
+TEST_CASE("two gateways on one database, one killed mid-forward: the other sweeps and reconciles it exactly once") {
+  TestDatabase db;
+  ProviderProcess provider;
+  auto config = test_config_json(db.url());
+  config["providers"] = nlohmann::json::array({booking_provider_config(provider)});
+  config["providers"][0]["lookup"] = {{"path", "/bookings/by-key/{key}"}, {"status_pointer", "/status"}};
+  // Forward deadline = admission + queue 2 s + connect 2 s + request 10 s + margin 5 s = +19 s.
+  config["recovery"] = {{"forward_margin_ms", 5000},
+                        {"sweep_interval_ms", 20},
+                        {"reconcile", {{"interval_ms", 20}, {"backoff_base_ms", 1000}, {"backoff_cap_ms", 1000}}}};
+  const std::vector<std::pair<std::string, std::string>> env{{booking_credential_env, provider_credential}};
+  const auto key = upstream_key("tenant-a", "task-a", "op-1");
+  auto state = [&] { return db.scalar("SELECT state FROM operations WHERE op_id = 'op-1'"); };
+
+  GatewayProcess survivor(config, true, env);
+  auto c = survivor.client();
+  auto clock = [&](std::int64_t now_ms) {
+    REQUIRE(c.post_json("/v1/admin/clock", {{"now_ms", now_ms}}, operator_token).status == 200);
+  };
+  clock(1000);
+  auto claimed =
+      c.post_json(task_path("tenant-a", "task-a", "claim"), {{"owner", "region-a"}, {"lease_ms", 600000}}, agent_a);
+  REQUIRE(claimed.code() == "granted");
+  Write w;
+  w.grant = grant_token(claimed.json());
+  w.key = "op-1";
+  w.body = booking_body("slot-1");
+  {
+    GatewayProcess doomed(config, true, env);
+    provider.hold_next(1);
+    auto in_flight = std::async(std::launch::async, [&, port = doomed.port()] {
+      HttpClient own(port);
+      try {
+        return send(own, w).status;
+      } catch (const std::exception&) {
+        return 0u;
+      }
+    });
+    REQUIRE(provider.wait_for_held(1));
+    doomed.kill_now();
+    CHECK(in_flight.get() == 0u);
+  }
+  CHECK(provider.release() == 1);
+  CHECK(provider.wait_for_effects([&](const nlohmann::json& e) { return e["by_key"].contains(key); }));
+  CHECK(state() == "in_flight");
+
+  // Past the forward deadline the survivor sweeps it, its lookup finds the
+  // provider's record, and it resolves it: each step exactly once.
+  clock(1000 + 19'000 + 1);
+  REQUIRE(eventually([&] { return state() == "succeeded"; }));
+  CHECK(db.scalar("SELECT count(*) FROM operation_evidence WHERE op_id = 'op-1' AND source = 'sweep'") == "1");
+  CHECK(db.scalar("SELECT resolved_by FROM operations WHERE op_id = 'op-1'") == "lookup");
+  CHECK(db.scalar("SELECT count(*) FROM operation_evidence e JOIN operations o ON e.id = o.resolution_evidence") ==
+        "1");
+  CHECK(db.scalar("SELECT version FROM task_ledger WHERE task = 'task-a'") == "1");
+  CHECK(provider.effects_for(key) == 1);
+  CHECK(provider.requests_with_key(key) == 1);
+  check_problem(send(c, w), 409, "resolved_without_reply");
+}
