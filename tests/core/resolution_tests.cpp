@@ -45,7 +45,7 @@ TEST_CASE("decide_resolution: only a held operation may be resolved") {
   }
 }
 
-TEST_CASE("decide_resolution: lookups, webhooks and operators resolve; the ledger's own sources do not") {
+TEST_CASE("decide_resolution: lookups, webhooks and operators resolve, and the ledger's own sources do not") {
   for (auto source : {EvidenceSource::lookup, EvidenceSource::webhook, EvidenceSource::operator_}) {
     auto in = held(OperationState::unknown);
     in.source = source;
@@ -90,7 +90,7 @@ TEST_CASE("decide_resolution: a success cannot pass the business version 2^63-1"
   CHECK(decide_resolution(in) == Code::ok);
 }
 
-TEST_CASE("apply_resolution: succeeded counts like an outcome; the hold ends only for the holding operation") {
+TEST_CASE("apply_resolution: succeeded counts like an outcome, and the hold ends only for the holding operation") {
   const TaskLedger ledger{5, "op-a"};
   CHECK(apply_resolution(ledger, "op-a", OperationState::succeeded).version == 6);
   CHECK_FALSE(apply_resolution(ledger, "op-a", OperationState::succeeded).open_operation);

@@ -55,7 +55,7 @@ Held hold_one(Gateway& g, ProviderProcess& provider) {
 
 }  // namespace
 
-TEST_CASE("lookup: not found inside the settle window stays held; after it, not_executed and the retry executes once") {
+TEST_CASE("lookup: not found inside the settle window stays held, and after it, not_executed and the retry executes once") {
   ProviderProcess provider;
   Gateway g(with_lookup(provider, 10'000));
   auto h = hold_one(g, provider);
@@ -206,7 +206,7 @@ TEST_CASE("rejection audit: a stale owner's attempt appears with its own epoch, 
   CHECK(provider.requests().empty());
 }
 
-TEST_CASE("revoke ends a lease now; rotate-realm voids every outstanding grant") {
+TEST_CASE("revoke ends a lease now, and rotate-realm voids every outstanding grant") {
   ProviderProcess provider;
   Gateway g(proxy_options(provider));
   g.set_clock(1000);

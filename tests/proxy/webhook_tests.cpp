@@ -76,7 +76,7 @@ Reply deliver(HttpClient& c, const Delivery& d) {
 
 }  // namespace
 
-TEST_CASE("webhooks: a valid signature resolves the held operation; failures are 401 and change nothing") {
+TEST_CASE("webhooks: a valid signature resolves the held operation, and failures are 401 and change nothing") {
   ProviderProcess provider;
   Gateway g(with_webhooks(provider));
   g.set_clock(1000);
@@ -137,7 +137,7 @@ TEST_CASE("webhooks: a valid signature resolves the held operation; failures are
   CHECK(provider.effects_for(key) == 1);
 }
 
-TEST_CASE("webhooks: one about an unknown operation is kept and listed; an unknown provider is 404") {
+TEST_CASE("webhooks: one about an unknown operation is kept and listed, and an unknown provider is 404") {
   ProviderProcess provider;
   Gateway g(with_webhooks(provider));
   auto c = g.client();

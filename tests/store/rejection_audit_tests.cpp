@@ -58,7 +58,7 @@ TEST_CASE("rejection audit: a stale owner's refused attempt appears with its own
   CHECK_FALSE(page.more);
 }
 
-TEST_CASE("rejection audit: every refusal of the admission is kept; admissions and replays are not") {
+TEST_CASE("rejection audit: every refusal of the admission is kept, and admissions and replays are not") {
   StoreFixture f;
   auto g = f.claim("tenant-a", "task-a", "region-a", 0, 1'000);
   const Intent op_a{"tenant-a", "task-a", "op-a", "value-a", 0};

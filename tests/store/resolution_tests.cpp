@@ -167,7 +167,7 @@ TEST_CASE("resolve of an operation that is not held is refused and changes nothi
   CHECK(h.all_rows() == resolved);
 }
 
-TEST_CASE("resolve: a forward abandoned before any sweep can be resolved; its late reply is then evidence only") {
+TEST_CASE("resolve: a forward abandoned before any sweep can be resolved, and its late reply is then evidence only") {
   StoreFixture f;
   auto g = f.claim("tenant-a", "task-a", "region-a", 0, 1'000'000);
   f.forward_budget_ms = 100;
