@@ -9,6 +9,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
+#include <algorithm>
+
 namespace gw {
 
 Reconciler::Reconciler(const Config& config, Database& database, ReconcileStore& store,
@@ -87,6 +89,12 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
       decide_lookup(lookup, provider.outcomes,
                     {status, body, result.response ? std::string_view() : upstream::to_string(result.failure),
                      due.forward_deadline_ms, due.handed_out_ms});
+  // Backoff, but never past the moment a "not found" starts to count: the
+  // lookup right after the settle window is the one that can settle it.
+  auto delay_ms = next_lookup_delay_ms(config_.recovery.reconcile.backoff, due.lookups + 1, Database::jitter());
+  if (!decision.settles())
+    if (auto trusted = not_found_trusted_from(lookup, due.forward_deadline_ms); trusted && *trusted > due.handed_out_ms)
+      delay_ms = std::min(delay_ms, *trusted - due.handed_out_ms);
   const LookupRecord record{due.scope,
                             due.operation_id,
                             due.attempt,
@@ -96,7 +104,7 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
                             body,
                             decision.outcome,
                             decision.detail,
-                            next_lookup_delay_ms(config_.recovery.reconcile.backoff, due.lookups + 1, Database::jitter())};
+                            delay_ms};
   const auto recorded = co_await database_.once([&](Session& s) { return store_.record_lookup(s, record); });
 
   LookupReport report{status, decision.outcome, decision.detail, recorded.evidence_id, std::nullopt};
