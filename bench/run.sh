@@ -94,12 +94,13 @@ jq -n --slurpfile dev config/dev.json --argjson gwport "$gwport" --argjson pool 
     http: {io_threads: 2},
     agents: $dev[0].agents,
     operators: $dev[0].operators,
-    providers: [{name: "booking", base_url: $provider, credential: {env: "BOOKING_API_KEY"},
+    providers: [{name: "booking", base_url: $provider,
+                 credential: {tenants: {"tenant-a": {env: "BOOKING_KEY_TENANT_A"}}},
                  connect_timeout_ms: 1000, request_timeout_ms: 5000, idle_retire_ms: 2000,
                  max_connections: 32}]
   }' >"$config"
 cp "$config" "$logs/gateway.json"
-BOOKING_API_KEY=booking-secret "$bin/write-gateway" --config "$config" >"$logs/gateway.log" 2>&1 &
+BOOKING_KEY_TENANT_A=booking-secret "$bin/write-gateway" --config "$config" >"$logs/gateway.log" 2>&1 &
 gateway_pid=$!
 for _ in $(seq 1 100); do
   curl -sf "http://127.0.0.1:$gwport/readyz" >/dev/null 2>&1 && break

@@ -46,14 +46,14 @@ export GATEWAY_DATABASE_URL
 
 mkdir -p "$logdir"
 
-# start_provider KIND PORT CONTROL_PORT CREDENTIAL
+# start_provider KIND PORT CONTROL_PORT CREDENTIALS (comma-separated: one account each)
 start_provider() {
-  local kind=$1 port=$2 control=$3 credential=$4 log=$logdir/$1-provider.log pid _
+  local kind=$1 port=$2 control=$3 credentials=$4 log=$logdir/$1-provider.log pid _
   if [ ! -x "$bin/demo-provider" ]; then
     echo "run.sh: warning: $bin/demo-provider not built; $kind provider not started" >&2
     return 0
   fi
-  DEMO_PROVIDER_CREDENTIAL=$credential \
+  DEMO_PROVIDER_CREDENTIALS=$credentials \
     "$bin/demo-provider" --kind "$kind" --port "$port" --control-port "$control" >"$log" 2>&1 &
   pid=$!
   provider_pids+=("$pid")
@@ -66,12 +66,12 @@ start_provider() {
   echo "run.sh: warning: $kind provider is not listening on port $port; last lines of $log:" >&2
   tail -n 20 "$log" >&2 || true
 }
-start_provider booking 9101 9191 booking-secret
-start_provider crm 9102 9192 crm-secret
-
-# config/dev.json reads the providers' credentials from these variables.
-export BOOKING_API_KEY=booking-secret
-export CRM_API_KEY=crm-secret
+# Each tenant has its own account at each provider (config/dev.json reads
+# them from these variables), so one tenant's agents never see another's data.
+export BOOKING_KEY_TENANT_A=booking-secret-tenant-a BOOKING_KEY_TENANT_B=booking-secret-tenant-b
+export CRM_KEY_TENANT_A=crm-secret-tenant-a CRM_KEY_TENANT_B=crm-secret-tenant-b
+start_provider booking 9101 9191 "$BOOKING_KEY_TENANT_A,$BOOKING_KEY_TENANT_B"
+start_provider crm 9102 9192 "$CRM_KEY_TENANT_A,$CRM_KEY_TENANT_B"
 
 [ -x "$bin/write-gateway" ] || { echo "run.sh: $bin/write-gateway was not built" >&2; exit 1; }
 [ -f "$config" ] || { echo "run.sh: $config is missing" >&2; exit 1; }

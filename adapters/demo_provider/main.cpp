@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <string_view>
 
 int main(int argc, char** argv) {
   using namespace demo_provider;
@@ -32,9 +33,20 @@ int main(int argc, char** argv) {
   // Webhook ids must not repeat across restarts: the receiver drops a repeated id.
   config.webhook_id_prefix = "msg_demo_" + std::to_string(::getpid()) + "_" +
                              std::to_string(std::chrono::system_clock::now().time_since_epoch().count()) + "_";
-  // An empty credential would make "Bearer " a valid header; treat it as unset.
+  // Accounts: DEMO_PROVIDER_CREDENTIAL, and DEMO_PROVIDER_CREDENTIALS as a
+  // comma-separated list (one account each). An empty credential would make
+  // "Bearer " a valid header; it is skipped.
   if (const char* credential = std::getenv("DEMO_PROVIDER_CREDENTIAL"); credential && *credential)
-    config.credential = credential;
+    config.credentials.emplace_back(credential);
+  if (const char* list = std::getenv("DEMO_PROVIDER_CREDENTIALS")) {
+    std::string_view rest = list;
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      const auto item = rest.substr(0, comma);
+      if (!item.empty()) config.credentials.emplace_back(item);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+  }
 
   // A peer closing mid-write must be an error code, never a process kill.
   std::signal(SIGPIPE, SIG_IGN);

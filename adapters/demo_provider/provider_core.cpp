@@ -20,8 +20,10 @@ plain_reply error_reply(unsigned status, std::string_view error) {
 
 }  // namespace
 
-provider_core::provider_core(core_config config)
-    : config_(std::move(config)), rules_(make_rules(config_.kind)) {}
+provider_core::provider_core(core_config config) : config_(std::move(config)) {
+  if (config_.credentials.empty()) config_.credentials.emplace_back();
+  for (const auto& credential : config_.credentials) accounts_[credential].rules = make_rules(config_.kind);
+}
 
 void provider_core::record(const plain_request& request) {
   requests_.push_back(request);
@@ -49,18 +51,27 @@ std::optional<std::string> provider_core::set_reply_headers(const nlohmann::json
   return std::nullopt;
 }
 
-bool provider_core::authorized(const plain_request& request) const {
-  if (!config_.credential) return true;
+provider_core::account* provider_core::account_of(const plain_request& request) {
+  if (const auto open = accounts_.find(""); open != accounts_.end()) return &open->second;
   const auto value = find_header(request.headers, "Authorization");
-  if (!value) return false;
+  if (!value) return nullptr;
   const auto space = value->find(' ');
-  if (space == std::string_view::npos) return false;
+  if (space == std::string_view::npos) return nullptr;
   // The scheme name is case-insensitive (RFC 9110); the token is not.
-  return iequals(value->substr(0, space), "Bearer") && value->substr(space + 1) == *config_.credential;
+  if (!iequals(value->substr(0, space), "Bearer")) return nullptr;
+  const auto it = accounts_.find(std::string(value->substr(space + 1)));
+  return it == accounts_.end() ? nullptr : &it->second;
+}
+
+const provider_core::stored_reply* provider_core::find_reply(const std::string& key) const {
+  for (const auto& [credential, a] : accounts_)
+    if (const auto it = a.replies_by_key.find(key); it != a.replies_by_key.end()) return &it->second;
+  return nullptr;
 }
 
 plain_reply provider_core::handle_business(const plain_request& request, clock::time_point now) {
-  if (!authorized(request)) {
+  account* to = account_of(request);
+  if (!to) {
     plain_reply reply = error_reply(401, "unauthorized");
     reply.headers.emplace_back("WWW-Authenticate", "Bearer");
     return reply;
@@ -68,7 +79,7 @@ plain_reply provider_core::handle_business(const plain_request& request, clock::
 
   // Routes: /{collection}, /{collection}/{id}, /{collection}/by-key/{key}.
   const std::string_view path = path_of(request.target);
-  const std::string prefix = "/" + std::string(rules_->collection());
+  const std::string prefix = "/" + std::string(to->rules->collection());
   if (!path.starts_with(prefix)) return error_reply(404, "not_found");
   std::string_view rest = path.substr(prefix.size());
   if (!rest.empty() && rest.front() != '/') return error_reply(404, "not_found");
@@ -80,22 +91,22 @@ plain_reply provider_core::handle_business(const plain_request& request, clock::
     // The key is the rest of the path, so a key holding '/' may come raw or as %2F.
     const auto key = percent_decode(rest.substr(by_key.size()));
     if (!key) return error_reply(400, "invalid_path");
-    return lookup_by_key(*key, now);
+    return lookup_by_key(*to, *key, now);
   }
   if (rest.find('/') != std::string_view::npos) return error_reply(404, "not_found");
   const auto id = percent_decode(rest);
   if (!id) return error_reply(400, "invalid_path");
-  return execute(request, *id, now);
+  return execute(*to, request, *id, now);
 }
 
-plain_reply provider_core::execute(const plain_request& request, const std::string& id,
+plain_reply provider_core::execute(account& to, const plain_request& request, const std::string& id,
                                    clock::time_point now) {
   std::string key;
   if (is_mutation(request.method))
     if (const auto header = find_header(request.headers, "Idempotency-Key")) key = *header;
 
   if (!key.empty()) {
-    if (const auto it = replies_by_key_.find(key); it != replies_by_key_.end()) {
+    if (const auto it = to.replies_by_key.find(key); it != to.replies_by_key.end()) {
       // Whatever the new body says: a repeated key gets the first answer, and
       // no second effect.
       return plain_reply{it->second.status, it->second.body, {{"Idempotent-Replayed", "true"}}};
@@ -104,22 +115,22 @@ plain_reply provider_core::execute(const plain_request& request, const std::stri
 
   // HEAD is GET without the body, which the server leaves out.
   const std::string_view method = request.method == "HEAD" ? std::string_view("GET") : request.method;
-  const rule_outcome outcome = rules_->apply(method, id, request.body);
+  const rule_outcome outcome = to.rules->apply(method, id, request.body);
   if (outcome.effect) {
     ++effects_;
     ++effects_by_key_[key];
   }
   plain_reply reply = json_reply(outcome.status, outcome.body);
   if (!key.empty() && outcome.remember) {
-    replies_by_key_.emplace(key, stored_reply{outcome.status, reply.body, now});
+    to.replies_by_key.emplace(key, stored_reply{outcome.status, reply.body, now});
     if (config_.webhooks) webhooks_queued_.push_back(webhook_event{next_webhook_id(), key, "executed", outcome.status});
   }
   return reply;
 }
 
-plain_reply provider_core::lookup_by_key(const std::string& key, clock::time_point now) const {
-  const auto it = replies_by_key_.find(key);
-  if (it == replies_by_key_.end() || now < it->second.executed_at + config_.settle)
+plain_reply provider_core::lookup_by_key(const account& in, const std::string& key, clock::time_point now) const {
+  const auto it = in.replies_by_key.find(key);
+  if (it == in.replies_by_key.end() || now < it->second.executed_at + config_.settle)
     return json_reply(404, {{"state", "not_found"}});
   return json_reply(200, {{"state", "executed"},
                           {"status", it->second.status},
@@ -149,8 +160,8 @@ std::variant<webhook_event, std::string> provider_core::queue_webhook(const nloh
     if (!it->is_number_unsigned() || it->get<std::uint64_t>() < 100 || it->get<std::uint64_t>() > 599)
       return std::string("status must be an integer from 100 to 599");
     event.status = it->get<unsigned>();
-  } else if (const auto done = replies_by_key_.find(event.key); done != replies_by_key_.end()) {
-    event.status = done->second.status;
+  } else if (const auto* done = find_reply(event.key)) {
+    event.status = done->status;
   } else {
     return "status is required: nothing was executed under key " + event.key;
   }
@@ -218,10 +229,12 @@ nlohmann::json provider_core::activity_json() const {
 void provider_core::reset() {
   holds_.cancel_all();
   reply_headers_.clear();
-  rules_->reset();
+  for (auto& [credential, a] : accounts_) {
+    a.rules->reset();
+    a.replies_by_key.clear();
+  }
   faults_.clear();
   requests_.clear();
-  replies_by_key_.clear();
   effects_ = 0;
   effects_by_key_.clear();
   webhooks_queued_.clear();

@@ -25,7 +25,10 @@ namespace demo_provider {
 
 struct core_config {
   provider_kind kind = provider_kind::booking;
-  std::optional<std::string> credential;  // nullopt: any caller is accepted
+  // One account per credential, each with its own data and idempotency keys,
+  // like a real provider's separate customer accounts. Empty: one account,
+  // any caller accepted.
+  std::vector<std::string> credentials;
   // How long after execution a status lookup by key still answers not_found,
   // like a provider whose lookup index lags its writes.
   std::chrono::milliseconds settle{0};
@@ -88,19 +91,25 @@ class provider_core {
     clock::time_point executed_at;
   };
 
-  bool authorized(const plain_request& request) const;
-  plain_reply execute(const plain_request& request, const std::string& id, clock::time_point now);
-  plain_reply lookup_by_key(const std::string& key, clock::time_point now) const;
+  struct account {
+    std::unique_ptr<business_rules> rules;
+    std::unordered_map<std::string, stored_reply> replies_by_key;
+  };
+
+  // The account the request's bearer credential opens; nullptr: 401.
+  account* account_of(const plain_request& request);
+  const stored_reply* find_reply(const std::string& key) const;  // in any account
+  plain_reply execute(account& to, const plain_request& request, const std::string& id, clock::time_point now);
+  plain_reply lookup_by_key(const account& in, const std::string& key, clock::time_point now) const;
   std::string next_webhook_id();
 
   core_config config_;
-  std::unique_ptr<business_rules> rules_;
+  std::map<std::string, account> accounts_;  // by credential; "" when any caller is accepted
   fault_plan faults_;
   hold_gate holds_;
   header_list reply_headers_;
   std::int64_t in_progress_ = 0;
   std::vector<plain_request> requests_;
-  std::unordered_map<std::string, stored_reply> replies_by_key_;
   std::int64_t effects_ = 0;
   std::map<std::string, std::int64_t> effects_by_key_;  // "" for effects sent without a key
   std::uint64_t webhook_sequence_ = 0;  // never reset: a webhook id is never reused

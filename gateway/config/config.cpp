@@ -1,6 +1,7 @@
 #include "config/config.hpp"
 
 #include "core/labels.hpp"
+#include "core/methods.hpp"
 #include "core/webhook_signature.hpp"
 
 #include <nlohmann/json.hpp>
@@ -222,6 +223,58 @@ bool is_token_char_string(const std::string& s) {
   return true;
 }
 
+// A credential resolved from the environment variable named at `path`.
+std::string credential_from(const std::string& env, const std::string& path) {
+  auto value = env_value(env, path);
+  if (!is_header_value(value)) fail(path, "the credential must be printable ASCII");
+  return value;
+}
+
+// credential: {header, prefix} and either tenants: {tenant: {env}} (each
+// tenant its own account) or env with shared_by_tenants: true (one account
+// for every tenant, declared as such). One undeclared shared account would
+// let any tenant's agent read and change every other tenant's data there.
+void parse_credential(const json& j, const std::string& path, ProviderConfig& p) {
+  Object co(j, path);
+  co.string("header", p.credential_header);
+  co.string("prefix", p.credential_prefix);
+  if (!is_token_char_string(p.credential_header)) fail(co.at("header"), "must be a header name");
+  if (!is_header_value(p.credential_prefix)) fail(co.at("prefix"), "must be printable ASCII");
+  std::string env;
+  co.string("env", env);
+  bool shared = false;
+  if (auto v = co.get("shared_by_tenants")) {
+    if (!v->is_boolean()) fail(co.at("shared_by_tenants"), "must be true or false");
+    shared = v->get<bool>();
+  }
+  const json* tenants = co.get("tenants");
+  if (!env.empty() && tenants) fail(path, "give either env (one shared account) or tenants, not both");
+  if (!env.empty()) {
+    if (!shared)
+      fail(co.at("env"),
+           "one credential for every tenant lets each tenant's agents act on the others' data at this provider: "
+           "give credentials per tenant in \"tenants\", or declare \"shared_by_tenants\": true");
+    p.shared_credential = credential_from(env, co.at("env"));
+    return;
+  }
+  if (shared) fail(co.at("shared_by_tenants"), "needs env: the one credential the tenants share");
+  if (!tenants) fail(path, "needs tenants (a credential per tenant) or env with shared_by_tenants");
+  if (!tenants->is_object() || tenants->empty()) fail(co.at("tenants"), "must be an object of tenant: {\"env\": ...}");
+  std::map<std::string, std::string> owner_of;  // credential -> tenant, to catch an undeclared shared account
+  for (auto it = tenants->begin(); it != tenants->end(); ++it) {
+    const auto at = co.at("tenants") + "." + it.key();
+    if (!is_label(it.key())) fail(at, "the tenant must be a label");
+    Object to(it.value(), at);
+    std::string tenant_env;
+    to.string("env", tenant_env, true);
+    auto credential = credential_from(tenant_env, to.at("env"));
+    if (auto [other, fresh] = owner_of.emplace(credential, it.key()); !fresh)
+      fail(at, "has the same credential as tenant " + other->second +
+                   ": a shared account must be declared with env and shared_by_tenants");
+    p.tenant_credentials.emplace(it.key(), std::move(credential));
+  }
+}
+
 WebhookConfig parse_webhooks(const json& j, const std::string& path) {
   WebhookConfig w;
   Object o(j, path);
@@ -280,23 +333,20 @@ ProviderConfig parse_provider(const json& j, const std::string& path) {
     p.ca_file = ca;
   }
   if (auto c = o.get("credential")) {
-    Object co(*c, o.at("credential"));
-    co.string("header", p.credential_header);
-    co.string("prefix", p.credential_prefix);
-    co.string("env", p.credential_env, true);
-    if (!is_token_char_string(p.credential_header)) fail(co.at("header"), "must be a header name");
-    if (!is_header_value(p.credential_prefix)) fail(co.at("prefix"), "must be printable ASCII");
-    p.credential = env_value(p.credential_env, co.at("env"));
-    if (!is_header_value(p.credential)) fail(co.at("env"), "the credential must be printable ASCII");
+    parse_credential(*c, o.at("credential"), p);
   } else {
     fail(o.at("credential"), "is required (the provider credential comes from an environment variable)");
   }
-  if (o.get("protected_methods")) {
-    p.protected_methods.clear();
-    o.array("protected_methods", [&](const json& v, const std::string& item) {
+  if (o.get("protected_methods"))
+    fail(o.at("protected_methods"),
+         "was replaced by unfenced_methods: every method not listed there is protected (docs/configuration.md)");
+  if (o.get("unfenced_methods")) {
+    p.unfenced_methods.clear();
+    o.array("unfenced_methods", [&](const json& v, const std::string& item) {
       auto m = string_item(v, item);
       if (!is_token_char_string(m)) fail(item, "must be an HTTP method");
-      p.protected_methods.insert(m);
+      if (never_forwarded(m)) fail(item, m + " is never forwarded");
+      p.unfenced_methods.insert(m);
     });
   }
   o.millis("connect_timeout_ms", p.connect_timeout, 1, 600000);
@@ -419,6 +469,19 @@ Config parse_config(const std::string& text) {
     c.providers.push_back(std::move(p));
   });
   return c;
+}
+
+const std::string* ProviderConfig::credential_for(const std::string& tenant) const {
+  if (shared_credential) return &*shared_credential;
+  auto it = tenant_credentials.find(tenant);
+  return it == tenant_credentials.end() ? nullptr : &it->second;
+}
+
+bool ProviderConfig::reveals_credential(std::string_view text) const {
+  if (shared_credential && text.find(*shared_credential) != std::string_view::npos) return true;
+  for (const auto& [tenant, credential] : tenant_credentials)
+    if (text.find(credential) != std::string_view::npos) return true;
+  return false;
 }
 
 std::vector<std::string> lookup_providers(const Config& config) {

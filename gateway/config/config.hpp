@@ -8,11 +8,13 @@
 #include "core/webhook_match.hpp"
 
 #include <chrono>
+#include <map>
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gw {
@@ -99,9 +101,20 @@ struct ProviderConfig {
   std::optional<std::string> ca_file;
   std::string credential_header = "Authorization";
   std::string credential_prefix = "Bearer ";
-  std::string credential_env;  // environment variable holding the credential
-  std::string credential;      // resolved at load
-  std::set<std::string> protected_methods{"POST", "PUT", "PATCH", "DELETE"};
+  // Each tenant's own account at this provider (credential.tenants), or one
+  // account that every tenant shares, which the config must declare
+  // (credential.shared_by_tenants). Resolved from the environment at load.
+  std::map<std::string, std::string> tenant_credentials;
+  std::optional<std::string> shared_credential;
+
+  // The credential a request for `tenant` is sent with; nullptr when this
+  // provider has no account for that tenant (the request is refused).
+  const std::string* credential_for(const std::string& tenant) const;
+  // Whether `text` holds any of this provider's credentials.
+  bool reveals_credential(std::string_view text) const;
+  // Methods forwarded with agent authentication only, matched exactly (case
+  // matters). Every other method is fenced (service/forwarding.hpp method_rule).
+  std::set<std::string> unfenced_methods{"GET", "HEAD"};
   ms connect_timeout{2000};
   ms request_timeout{10000};
   ms queue_timeout{2000};

@@ -1,5 +1,6 @@
 #include "http/server.hpp"
 
+#include "http/framing.hpp"
 #include "http/problem.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -36,6 +37,12 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
 };
 
 namespace {
+
+Fields header_fields(const bhttp::request_header<>& h) {
+  Fields out;
+  for (const auto& f : h) out.emplace_back(std::string(f.name_string()), std::string(f.value()));
+  return out;
+}
 
 Request to_request(bhttp::request<bhttp::string_body>&& m, const std::string& remote) {
   Request r;
@@ -123,6 +130,15 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
 
     auto& header = parser.get();
     const unsigned version = header.version();
+    // Refused before any body byte is read: the rest of the connection could
+    // not be trusted to start where this request ends.
+    const auto target = header.target();
+    if (auto why = head_problem(std::string_view(target.data(), target.size()), header_fields(header))) {
+      auto reply = problem(Code::invalid_request, "malformed HTTP request: " + *why);
+      reply.close = true;
+      co_await write_reply(stream, std::move(reply), version, false, false, limits);
+      break;
+    }
     if (auto length = parser.content_length(); length && *length > limits.max_body_bytes) {
       auto reply = problem(Code::payload_too_large,
                            "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");

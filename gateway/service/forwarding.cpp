@@ -52,7 +52,7 @@ std::string forwarded_for(const std::string& remote) {
 
 }  // namespace
 
-http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p,
+http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p, const std::string& credential,
                               const ForwardContext& context, const std::optional<FenceHeaders>& fence) {
   http::Fields out;
   for (const auto& [k, v] : agent) {
@@ -63,7 +63,7 @@ http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p
       continue;
     out.emplace_back(k, v);
   }
-  out.emplace_back(p.credential_header, p.credential_prefix + p.credential);
+  out.emplace_back(p.credential_header, p.credential_prefix + credential);
   if (fence) {
     out.emplace_back(p.idempotency_header, fence->upstream_key);
     out.emplace_back(p.fence_realm_header, fence->realm);
@@ -83,8 +83,11 @@ http::Fields reply_headers(const http::Fields& provider_headers, const ProviderC
   http::Fields out;
   for (const auto& [k, v] : provider_headers) {
     if (in(k, hop_by_hop) || named_by_connection(k, provider_headers)) continue;
-    if (iequals(k, "Set-Cookie") || iequals(k, "Date") || prefixed(k, "Gateway-")) continue;
-    if (!p.credential.empty() && v.find(p.credential) != std::string::npos) continue;
+    if (iequals(k, "Set-Cookie") || iequals(k, "Date")) continue;
+    // The gateway's own reply headers: a provider must not be able to make
+    // a pass-through or a rejection look committed or replayed.
+    if (prefixed(k, "Gateway-") || iequals(k, "Committed-Version") || iequals(k, "Idempotent-Replayed")) continue;
+    if (p.reveals_credential(v)) continue;
     out.emplace_back(k, v);
   }
   return out;

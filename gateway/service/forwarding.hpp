@@ -31,14 +31,16 @@ struct ForwardContext {
 // framing, the agent's Authorization, every gateway header (Fence-*,
 // Idempotency-Key, Expected-Version, Gateway-*), and any header the provider
 // config names (credential, idempotency, fence) so an agent cannot forge
-// them; then adds the credential, the fence and identity headers,
+// them; then adds `credential` (the request's tenant's, from
+// ProviderConfig::credential_for), the fence and identity headers,
 // X-Request-Id and Forwarded.
-http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& provider,
+http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& provider, const std::string& credential,
                               const ForwardContext& context, const std::optional<FenceHeaders>& fence);
 
 // Provider -> agent: drops hop-by-hop and framing headers, Set-Cookie and
-// Date (they belong to one exchange, not to a replay), and any header that
-// would carry the provider's credential back.
+// Date (they belong to one exchange, not to a replay), the gateway's own
+// headers (Gateway-*, Committed-Version, Idempotent-Replayed), and any header
+// that would carry one of the provider's credentials back.
 http::Fields reply_headers(const http::Fields& provider_headers, const ProviderConfig& provider);
 
 // The upstream request target: the provider's base path, then the agent's

@@ -5,6 +5,7 @@
 #include "core/digest.hpp"
 #include "core/fingerprint.hpp"
 #include "core/labels.hpp"
+#include "core/methods.hpp"
 #include "core/outcome.hpp"
 #include "http/problem.hpp"
 #include "service/app.hpp"
@@ -61,6 +62,11 @@ App::Reply App::proxy(Call& call) {
   if (found == providers_.end()) throw Rejection(Code::not_found, "no provider named '" + segments[6] + "'");
   const ProviderRoute& provider = found->second;
   const ProviderConfig& config = *provider.config;
+  // The tenant's own account at the provider, for every method: a read is
+  // another tenant's data too.
+  const std::string* credential = config.credential_for(scope.tenant);
+  if (!credential)
+    throw Rejection(Code::forbidden, "provider " + config.name + " has no account for tenant " + scope.tenant);
   const auto& rq = call.request;
   if (rq.body.size() > config.max_request_body_bytes)
     throw Rejection(Code::payload_too_large, "request body exceeds this provider's " +
@@ -71,8 +77,11 @@ App::Reply App::proxy(Call& call) {
                          rq.header("Host") ? std::optional<std::string>(*rq.header("Host")) : std::nullopt};
   upstream::Request upstream{rq.method, upstream_target(config, rest, query), {}, rq.body};
 
-  if (!config.protected_methods.count(rq.method)) {
-    upstream.headers = to_upstream(upstream_headers(rq.headers, config, context, std::nullopt));
+  const auto rule = method_rule(rq.method, config.unfenced_methods);
+  if (rule == MethodRule::refused)
+    throw Rejection(Code::method_not_allowed, rq.method + " is never forwarded to a provider");
+  if (rule == MethodRule::unfenced) {
+    upstream.headers = to_upstream(upstream_headers(rq.headers, config, *credential, context, std::nullopt));
     auto result = co_await exchange(*deps_.upstream, provider.endpoint, std::move(upstream));
     co_return passthrough(std::move(result), config, rq.method == "HEAD");
   }
@@ -115,7 +124,7 @@ App::Reply App::proxy(Call& call) {
   // Committed: from here on the request may be sent, and only now.
   const auto& id = token.identity;
   FenceHeaders fence{admitted.upstream_key, admitted.realm, id.epoch, id.owner};
-  upstream.headers = to_upstream(upstream_headers(rq.headers, config, context, fence));
+  upstream.headers = to_upstream(upstream_headers(rq.headers, config, *credential, context, fence));
   auto result = co_await exchange(*deps_.upstream, provider.endpoint, std::move(upstream));
   co_return co_await record(config, admission, admitted.attempt, call.request_id, std::move(result));
 }

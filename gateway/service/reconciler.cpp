@@ -70,12 +70,20 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
   const LookupConfig& lookup = *provider.lookup;
   metrics_.count_event("lookups");
 
-  // A read with the provider's credential: no fence, no idempotency key.
+  // A read with the operation's tenant's credential: no fence, no
+  // idempotency key. A tenant the provider config no longer has an account
+  // for is not looked up under another's: the operation stays held.
   const std::string request_id = "lookup-" + to_hex(random_bytes(8));
-  upstream::Request request{lookup.method, lookup_target(provider.base_path, lookup.path, due.upstream_key),
-                            to_upstream(upstream_headers({}, provider, {request_id, "", std::nullopt}, std::nullopt)),
-                            ""};
-  auto result = co_await exchange(upstream_, route.endpoint, std::move(request));
+  const std::string* credential = provider.credential_for(due.scope.tenant);
+  upstream::Result result;
+  std::string_view failure = "the provider config has no credential for this tenant; nothing was sent";
+  if (credential) {
+    upstream::Request request{
+        lookup.method, lookup_target(provider.base_path, lookup.path, due.upstream_key),
+        to_upstream(upstream_headers({}, provider, *credential, {request_id, "", std::nullopt}, std::nullopt)), ""};
+    result = co_await exchange(upstream_, route.endpoint, std::move(request));
+    failure = upstream::to_string(result.failure);
+  }
 
   std::optional<unsigned> status;
   std::string body, headers_json = "[]";
@@ -87,7 +95,7 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
   }
   const auto decision =
       decide_lookup(lookup, provider.outcomes,
-                    {status, body, result.response ? std::string_view() : upstream::to_string(result.failure),
+                    {status, body, result.response ? std::string_view() : failure,
                      due.forward_deadline_ms, due.handed_out_ms});
   // Backoff, but never past the moment a "not found" starts to count: the
   // lookup right after the settle window is the one that can settle it.

@@ -36,7 +36,13 @@ ClaimResult AuthorityStore::claim(Session& s, const TaskScope& scope, const std:
       ClaimResult r;
       r.code = decision.code;
       if (decision.code != Code::granted) return r;
-      GrantToken token{{snap.realm, scope, owner, 0}, new_grant_secret()};
+      // Built member by member: GCC 12 at -O3 warns (maybe-uninitialized) on
+      // the nested aggregate initializer's temporaries.
+      GrantToken token;
+      token.identity.realm = snap.realm;
+      token.identity.scope = scope;
+      token.identity.owner = owner;
+      token.secret = new_grant_secret();
       auto rows = tx.exec_params(publish_grant_sql, scope.tenant, scope.task, owner,
                                  pqxx::binarystring(sha256(token.secret)), decision.expires_at_ms,
                                  snap.now_ms);

@@ -72,7 +72,7 @@ TEST_CASE("config: providers with base URL, credential env and outcome rules") {
   auto j = minimal();
   j["providers"] = {{{"name", "booking"},
                      {"base_url", "https://api.example:8443/v2/"},
-                     {"credential", {{"env", "GW_TEST_BOOKING_KEY"}}},
+                     {"credential", {{"env", "GW_TEST_BOOKING_KEY"}, {"shared_by_tenants", true}}},
                      {"outcomes", {{"rejected", {"400-499"}}, {"not_executed", {503}}}}}};
   auto c = parse_config(j.dump());
   REQUIRE(c.providers.size() == 1);
@@ -81,7 +81,8 @@ TEST_CASE("config: providers with base URL, credential env and outcome rules") {
   CHECK(p.host == "api.example");
   CHECK(p.port == "8443");
   CHECK(p.base_path == "/v2");
-  CHECK(p.credential == "k-123");
+  CHECK(p.shared_credential == "k-123");
+  CHECK(*p.credential_for("any-tenant") == "k-123");
   CHECK(p.outcomes.not_executed.at(0).contains(503));
 
   auto bad = j;
@@ -104,7 +105,7 @@ TEST_CASE("config: listen address, header-safe credentials and non-overlapping o
 
   ::setenv("GW_TEST_CRM_KEY", "k", 1);
   auto p = minimal();
-  p["providers"] = {{{"name", "crm"}, {"base_url", "http://127.0.0.1:9102"}, {"credential", {{"env", "GW_TEST_CRM_KEY"}}}}};
+  p["providers"] = {{{"name", "crm"}, {"base_url", "http://127.0.0.1:9102"}, {"credential", {{"env", "GW_TEST_CRM_KEY"}, {"shared_by_tenants", true}}}}};
   CHECK(error_of(p).empty());
   auto bad = p;
   bad["providers"][0]["credential"]["prefix"] = "Bearer\r\nX-Injected: 1 ";
@@ -123,7 +124,7 @@ TEST_CASE("config: an outcome status too large for its type is refused, never wr
   // 2^32 + 400 would wrap to 400 in an unsigned.
   j["providers"] = {{{"name", "crm"},
                      {"base_url", "http://127.0.0.1:9102"},
-                     {"credential", {{"env", "GW_TEST_CRM_KEY"}}},
+                     {"credential", {{"env", "GW_TEST_CRM_KEY"}, {"shared_by_tenants", true}}},
                      {"outcomes", {{"rejected", {4294967696}}}}}};
   CHECK(error_of(j).find("$.providers[0].outcomes.rejected[0]: must lie within 300-599") != std::string::npos);
   j["providers"][0]["outcomes"] = {{"not_executed", {"503-4294967799"}}};
@@ -163,7 +164,7 @@ json with_lookup(const json& lookup) {
   auto j = minimal();
   j["providers"] = {{{"name", "booking"},
                      {"base_url", "http://127.0.0.1:9101/api"},
-                     {"credential", {{"env", "GW_TEST_BOOKING_KEY"}}},
+                     {"credential", {{"env", "GW_TEST_BOOKING_KEY"}, {"shared_by_tenants", true}}},
                      {"lookup", lookup}}};
   return j;
 }
@@ -314,7 +315,7 @@ TEST_CASE("config: reconcile defaults, limits, and the lookup lease") {
   j["providers"][0]["request_timeout_ms"] = 3000;  // 2000 + 2000 + 3000
   j["providers"].push_back({{"name", "crm"},
                             {"base_url", "http://127.0.0.1:9102"},
-                            {"credential", {{"env", "GW_TEST_CRM_KEY"}}},
+                            {"credential", {{"env", "GW_TEST_CRM_KEY"}, {"shared_by_tenants", true}}},
                             {"request_timeout_ms", 60000}});
   j["recovery"] = {{"forward_margin_ms", 500}};
   c = parse_config(j.dump());
@@ -329,7 +330,7 @@ TEST_CASE("config: provider webhooks with rotated secrets, pointers and an outco
   auto j = minimal();
   j["providers"] = {{{"name", "crm"},
                      {"base_url", "http://127.0.0.1:9102"},
-                     {"credential", {{"env", "GW_TEST_CRM_KEY"}}},
+                     {"credential", {{"env", "GW_TEST_CRM_KEY"}, {"shared_by_tenants", true}}},
                      {"webhooks",
                       {{"secret_envs", {"GW_TEST_WH_NEW", "GW_TEST_WH_OLD"}},
                        {"key_pointer", "/idempotency_key"},
@@ -376,7 +377,7 @@ TEST_CASE("config: a bad webhooks field is named by its JSON path, and a secret 
   auto j = minimal();
   j["providers"] = {{{"name", "crm"},
                      {"base_url", "http://127.0.0.1:9102"},
-                     {"credential", {{"env", "GW_TEST_CRM_KEY"}}},
+                     {"credential", {{"env", "GW_TEST_CRM_KEY"}, {"shared_by_tenants", true}}},
                      {"webhooks", {{"secret_envs", {"GW_TEST_WH_OLD"}}, {"key_pointer", "/idempotency_key"}}}}};
   REQUIRE(error_of(j).empty());
   const std::string at = "$.providers[0].webhooks.";
@@ -418,4 +419,81 @@ TEST_CASE("config: a bad webhooks field is named by its JSON path, and a secret 
   CHECK(error_of(b).find(at + "outcomes: must be an object") == 0);
   b["providers"][0]["webhooks"] = "yes";
   CHECK(error_of(b).find("$.providers[0].webhooks: must be an object") == 0);
+}
+
+TEST_CASE("config: unfenced_methods default to GET and HEAD; TRACE, CONNECT and the old protected_methods are refused") {
+  ::setenv("GW_TEST_BOOKING_KEY", "k-123", 1);
+  auto with = [](const json& provider_fields) {
+    auto j = minimal();
+    json p = {{"name", "booking"}, {"base_url", "http://127.0.0.1:9101"}, {"credential", {{"env", "GW_TEST_BOOKING_KEY"}, {"shared_by_tenants", true}}}};
+    for (auto it = provider_fields.begin(); it != provider_fields.end(); ++it) p[it.key()] = it.value();
+    j["providers"] = {p};
+    return j;
+  };
+  auto c = parse_config(with(json::object()).dump());
+  CHECK(c.providers[0].unfenced_methods == std::set<std::string>{"GET", "HEAD"});
+  c = parse_config(with({{"unfenced_methods", {"GET", "PROPFIND"}}}).dump());
+  CHECK(c.providers[0].unfenced_methods == std::set<std::string>{"GET", "PROPFIND"});
+  c = parse_config(with({{"unfenced_methods", json::array()}}).dump());
+  CHECK(c.providers[0].unfenced_methods.empty());  // everything fenced
+
+  for (const char* never : {"TRACE", "connect"}) {
+    CAPTURE(never);
+    CHECK(error_of(with({{"unfenced_methods", {"GET", never}}})).find("$.providers[0].unfenced_methods[1]: ") !=
+          std::string::npos);
+  }
+  CHECK(error_of(with({{"unfenced_methods", {"GE T"}}})).find("must be an HTTP method") != std::string::npos);
+  CHECK(error_of(with({{"unfenced_methods", "GET"}})).find("$.providers[0].unfenced_methods") != std::string::npos);
+  CHECK(error_of(with({{"protected_methods", {"POST"}}})).find("$.providers[0].protected_methods: was replaced by unfenced_methods") !=
+        std::string::npos);
+}
+
+TEST_CASE("config: a credential per tenant, or one shared account declared as such") {
+  ::setenv("GW_TEST_KEY_A", "key-a", 1);
+  ::setenv("GW_TEST_KEY_B", "key-b", 1);
+  ::setenv("GW_TEST_KEY_A_AGAIN", "key-a", 1);
+  auto with = [](const json& credential) {
+    auto j = minimal();
+    j["providers"] = {{{"name", "booking"}, {"base_url", "http://127.0.0.1:9101"}, {"credential", credential}}};
+    return j;
+  };
+  auto c = parse_config(with({{"tenants", {{"tenant-a", {{"env", "GW_TEST_KEY_A"}}}, {"tenant-b", {{"env", "GW_TEST_KEY_B"}}}}}})
+                            .dump());
+  const auto& p = c.providers[0];
+  CHECK_FALSE(p.shared_credential);
+  REQUIRE(p.credential_for("tenant-a"));
+  CHECK(*p.credential_for("tenant-a") == "key-a");
+  CHECK(*p.credential_for("tenant-b") == "key-b");
+  CHECK(p.credential_for("tenant-c") == nullptr);  // no account: refused, never another tenant's
+  CHECK(p.reveals_credential("echo: key-b"));
+  CHECK_FALSE(p.reveals_credential("key"));
+
+  c = parse_config(with({{"env", "GW_TEST_KEY_A"}, {"shared_by_tenants", true}, {"header", "X-Api-Key"}, {"prefix", ""}})
+                       .dump());
+  CHECK(*c.providers[0].credential_for("tenant-z") == "key-a");
+  CHECK(c.providers[0].credential_header == "X-Api-Key");
+
+  const std::pair<json, std::string> bad[] = {
+      {{{"env", "GW_TEST_KEY_A"}}, "$.providers[0].credential.env: one credential for every tenant"},
+      {{{"env", "GW_TEST_KEY_A"}, {"shared_by_tenants", false}}, "$.providers[0].credential.env: one credential"},
+      {{{"env", "GW_TEST_KEY_A"}, {"shared_by_tenants", "yes"}}, "$.providers[0].credential.shared_by_tenants"},
+      {{{"shared_by_tenants", true}, {"tenants", {{"tenant-a", {{"env", "GW_TEST_KEY_A"}}}}}},
+       "$.providers[0].credential.shared_by_tenants: needs env"},
+      {{{"env", "GW_TEST_KEY_A"}, {"shared_by_tenants", true}, {"tenants", {{"tenant-a", {{"env", "GW_TEST_KEY_A"}}}}}},
+       "either env"},
+      {json::object(), "$.providers[0].credential: needs tenants"},
+      {{{"tenants", json::object()}}, "$.providers[0].credential.tenants: must be an object"},
+      {{{"tenants", {{"tenant-a", {{"env", "GW_TEST_KEY_A"}}}, {"tenant-b", {{"env", "GW_TEST_KEY_A_AGAIN"}}}}}},
+       "$.providers[0].credential.tenants.tenant-b: has the same credential as tenant tenant-a"},
+      {{{"tenants", {{"has space", {{"env", "GW_TEST_KEY_A"}}}}}}, "the tenant must be a label"},
+      {{{"tenants", {{"tenant-a", {{"env", "GW_TEST_UNSET_VAR"}}}}}}, "$.providers[0].credential.tenants.tenant-a.env"},
+      {{{"tenants", {{"tenant-a", {{"env", "GW_TEST_KEY_A"}, {"extra", 1}}}}}}, "tenants.tenant-a.extra: unknown field"},
+  };
+  for (const auto& [credential, expected] : bad) {
+    CAPTURE(credential.dump());
+    const auto error = error_of(with(credential));
+    CAPTURE(error);
+    CHECK(error.find(expected) != std::string::npos);
+    CHECK(error.find("key-a") == std::string::npos);  // a secret is never echoed
+  }
 }

@@ -63,7 +63,7 @@ GatewayOptions blackholed_provider(std::uint16_t port) {
   std::call_once(once, [] { ::setenv(credential_env.c_str(), "blackhole-secret", 1); });
   nlohmann::json provider{{"name", "booking"},
                           {"base_url", "http://127.0.0.1:" + std::to_string(port)},
-                          {"credential", {{"env", credential_env}}},
+                          {"credential", {{"env", credential_env}, {"shared_by_tenants", true}}},
                           {"connect_timeout_ms", 300},
                           {"request_timeout_ms", 10000}};
   return {.manual_clock = true,

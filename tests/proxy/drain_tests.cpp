@@ -32,7 +32,7 @@ TEST_CASE("SIGTERM with a forward in flight: new connections refused, the forwar
   ProviderProcess provider;
   auto config = test_config_json(db.url());
   config["providers"] = nlohmann::json::array({booking_provider_config(provider)});
-  GatewayProcess gateway(config, true, {{booking_credential_env, provider_credential}});
+  GatewayProcess gateway(config, true, booking_credential_envs());
   auto c = gateway.client();
   auto claimed =
       c.post_json(task_path("tenant-a", "task-a", "claim"), {{"owner", "region-a"}, {"lease_ms", 600000}}, agent_a);

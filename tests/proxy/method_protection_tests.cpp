@@ -130,3 +130,74 @@ TEST_CASE("PUT, PATCH and DELETE are protected by default: without Fence-Grant n
   }
   CHECK(b.rig.provider.effect_count() == 4);
 }
+
+TEST_CASE("methods fail closed: lower-case post, PURGE and extension methods are fenced, TRACE and CONNECT never forwarded") {
+  Booked b;
+  auto& provider = b.rig.provider;
+  const auto seen = provider.requests().size();
+  const std::string path = task_path("tenant-a", "task-a", "providers/booking/bookings/bk_1");
+  const Headers agent_only{{"Authorization", "Bearer " + agent_a}};
+  for (const char* method : {"post", "Delete", "PURGE", "X-CUSTOM", "OPTIONS"}) {
+    CAPTURE(method);
+    check_problem(b.c.request(method, path, agent_only, ""), 400, "invalid_grant");
+  }
+  for (const char* method : {"TRACE", "trace", "CONNECT"}) {
+    CAPTURE(method);
+    // Even with every protected header: never sent.
+    auto r = b.c.request(method, path,
+                         {{"Authorization", "Bearer " + agent_a}, {"Fence-Grant", b.grant},
+                          {"Idempotency-Key", std::string("k-") + method}, {"Expected-Version", "1"}},
+                         "");
+    if (std::string(method) == "CONNECT") {
+      CHECK(r.status >= 400);  // the origin-form CONNECT is already malformed HTTP
+    } else {
+      check_problem(r, 405, "method_not_allowed");
+    }
+  }
+  CHECK(provider.requests().size() == seen);
+  CHECK(b.operations() == "1");
+
+  // A fenced extension method goes through the ledger like POST.
+  auto purge = b.c.request("PURGE", path,
+                           {{"Authorization", "Bearer " + agent_a}, {"Fence-Grant", b.grant},
+                            {"Idempotency-Key", "purge-1"}, {"Expected-Version", "1"}},
+                           "");
+  CHECK(purge.header("Gateway-Status") != "passthrough");
+  CHECK(b.operations() == "2");
+  CHECK(provider.requests().size() == seen + 1);
+}
+
+TEST_CASE("a GET with a method-override header is refused before it reaches the provider") {
+  Booked b;
+  auto& provider = b.rig.provider;
+  const auto seen = provider.requests().size();
+  const std::string path = task_path("tenant-a", "task-a", "providers/booking/bookings/bk_1");
+  auto r = b.c.request("GET", path, {{"Authorization", "Bearer " + agent_a}, {"X-HTTP-Method-Override", "DELETE"}}, "");
+  check_problem(r, 400, "invalid_request");
+  CHECK(provider.requests().size() == seen);
+  CHECK(HttpClient(b.rig.gateway.port()).get(path, agent_a).status == 200);  // bk_1 still there
+}
+
+TEST_CASE("a provider cannot set the gateway's own reply headers") {
+  Booked b;
+  auto& provider = b.rig.provider;
+  provider.set_reply_headers({{"Committed-Version", "99"}, {"Idempotent-Replayed", "true"},
+                              {"Gateway-Status", "committed"}, {"X-Provider-Trace", "t-1"}});
+  const std::string path = task_path("tenant-a", "task-a", "providers/booking/bookings/bk_1");
+  auto get = b.c.get(path, agent_a);
+  REQUIRE(get.status == 200);
+  CHECK_FALSE(get.header("Committed-Version"));
+  CHECK_FALSE(get.header("Idempotent-Replayed"));
+  CHECK_FALSE(get.header("Gateway-Status"));
+  CHECK(get.header("X-Provider-Trace") == "t-1");
+
+  Write w;
+  w.grant = b.grant;
+  w.key = "second";
+  w.expected_version = 1;
+  w.body = booking_body("slot-2");
+  auto committed = send(b.c, w);
+  REQUIRE(committed.code() == "committed");
+  CHECK(committed.header("Committed-Version") == "2");
+  CHECK_FALSE(committed.header("Idempotent-Replayed"));
+}

@@ -27,7 +27,7 @@ TEST_CASE("SIGKILL while upstream: a restarted gateway never resends it, sweeps 
                         {"sweep_interval_ms", 50},
                         {"reconcile", {{"interval_ms", 50}, {"backoff_base_ms", 1000}, {"backoff_cap_ms", 1000}}}};
   const std::int64_t deadline_ms = 39000;
-  const std::vector<std::pair<std::string, std::string>> env{{booking_credential_env, provider_credential}};
+  const auto env = booking_credential_envs();
   const auto key = upstream_key("tenant-a", "task-a", "op-1");
   auto state = [&] { return db.scalar("SELECT state FROM operations WHERE op_id = 'op-1'"); };
 
@@ -121,7 +121,7 @@ TEST_CASE("two gateways on one database, one killed mid-forward: the other sweep
   config["recovery"] = {{"forward_margin_ms", 5000},
                         {"sweep_interval_ms", 20},
                         {"reconcile", {{"interval_ms", 20}, {"backoff_base_ms", 1000}, {"backoff_cap_ms", 1000}}}};
-  const std::vector<std::pair<std::string, std::string>> env{{booking_credential_env, provider_credential}};
+  const auto env = booking_credential_envs();
   const auto key = upstream_key("tenant-a", "task-a", "op-1");
   auto state = [&] { return db.scalar("SELECT state FROM operations WHERE op_id = 'op-1'"); };
 

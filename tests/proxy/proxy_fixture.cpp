@@ -12,7 +12,11 @@ namespace gw::test {
 nlohmann::json booking_provider_config(const ProviderProcess& provider, const ProviderSettings& s) {
   nlohmann::json p{{"name", "booking"},
                    {"base_url", provider.base_url()},
-                   {"credential", {{"env", booking_credential_env}}},
+                   {"credential",
+                    {{"tenants",
+                      {{"tenant-a", {{"env", booking_credential_env}}},
+                       {"tenant-b", {{"env", booking_credential_env_b}}},
+                       {"tenant-c", {{"env", booking_credential_env_c}}}}}}},
                    {"request_timeout_ms", s.request_timeout_ms},
                    {"connect_timeout_ms", s.connect_timeout_ms},
                    {"max_request_body_bytes", s.max_request_body_bytes}};
@@ -20,11 +24,19 @@ nlohmann::json booking_provider_config(const ProviderProcess& provider, const Pr
   return p;
 }
 
+std::vector<std::pair<std::string, std::string>> booking_credential_envs() {
+  return {{booking_credential_env, provider_credential},
+          {booking_credential_env_b, provider_credential_b},
+          {booking_credential_env_c, provider_credential_c}};
+}
+
 GatewayOptions proxy_options(const ProviderProcess& provider, const ProviderSettings& settings, bool manual_clock) {
   // setenv races with getenv in other threads (libpq reads its variables in
   // the gateway's workers): set the one value once, while no gateway runs.
   static std::once_flag once;
-  std::call_once(once, [] { ::setenv(booking_credential_env.c_str(), provider_credential.c_str(), 1); });
+  std::call_once(once, [] {
+    for (const auto& [name, value] : booking_credential_envs()) ::setenv(name.c_str(), value.c_str(), 1);
+  });
   auto entry = booking_provider_config(provider, settings);
   return GatewayOptions{manual_clock, [entry](nlohmann::json& c) { c["providers"] = nlohmann::json::array({entry}); }};
 }

@@ -11,11 +11,19 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gw::test {
 
-// The environment variable the gateway config names for the credential.
+// The environment variables the gateway config names for each tenant's
+// credential at the booking provider (provider_credential, _b, _c).
 inline const std::string booking_credential_env = "GW_TEST_BOOKING_KEY";
+inline const std::string booking_credential_env_b = "GW_TEST_BOOKING_KEY_B";
+inline const std::string booking_credential_env_c = "GW_TEST_BOOKING_KEY_C";
+
+// What a gateway process started with booking_provider_config needs in its environment.
+std::vector<std::pair<std::string, std::string>> booking_credential_envs();
 
 struct ProviderSettings {
   std::int64_t request_timeout_ms = 10000;

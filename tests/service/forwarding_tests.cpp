@@ -1,4 +1,5 @@
 // What crosses the proxy, as tables.
+#include "core/methods.hpp"
 #include "service/forwarding.hpp"
 
 #include <doctest/doctest.h>
@@ -11,7 +12,7 @@ ProviderConfig provider() {
   p.name = "booking";
   p.host = "127.0.0.1";
   p.port = "9101";
-  p.credential = "provider-secret";
+  p.shared_credential = "provider-secret";
   return p;
 }
 bool has(const http::Fields& f, const std::string& name) { return http::find_header(f, name).has_value(); }
@@ -35,7 +36,7 @@ TEST_CASE("upstream headers: agent credentials, gateway and hop-by-hop headers n
                            {"Host", "gateway.local"},
                            {"Content-Type", "application/json"},
                            {"X-Custom", "kept"}};
-  auto out = upstream_headers(agent, provider(), {"req-1", "10.0.0.7", "gateway.local"},
+  auto out = upstream_headers(agent, provider(), "provider-secret", {"req-1", "10.0.0.7", "gateway.local"},
                               FenceHeaders{"gw1-key", "realm-1", 42, "region-a"});
   for (auto name : {"Fence-Grant", "Expected-Version", "Gateway-Status", "X-Forwarded-For", "X-Drop-Me",
                     "Keep-Alive", "Transfer-Encoding", "Content-Length", "Host", "Connection"})
@@ -60,7 +61,7 @@ TEST_CASE("upstream headers: provider-specific header names cannot be forged by 
   p.credential_prefix = "";
   p.idempotency_header = "X-Idem";
   const http::Fields agent{{"X-Api-Key", "forged"}, {"X-Idem", "forged"}, {"Authorization", "Bearer agent"}};
-  auto out = upstream_headers(agent, p, {"r", "::1", std::nullopt}, std::nullopt);
+  auto out = upstream_headers(agent, p, "provider-secret", {"r", "::1", std::nullopt}, std::nullopt);
   CHECK(http::find_header(out, "X-Api-Key") == "provider-secret");
   CHECK_FALSE(has(out, "X-Idem"));  // unprotected: no identity, and the forged one is gone
   CHECK_FALSE(has(out, "Authorization"));
@@ -76,9 +77,33 @@ TEST_CASE("reply headers: hop-by-hop, framing, cookies and the credential never 
                                     {"Set-Cookie", "session=abc"},
                                     {"Date", "Sun, 29 Nov 2026 21:00:00 GMT"},
                                     {"X-Echo", "Bearer provider-secret"},
-                                    {"Gateway-Status", "forged"}};
+                                    {"Gateway-Status", "forged"},
+                                    {"committed-version", "99"},
+                                    {"Idempotent-Replayed", "true"}};
   auto out = reply_headers(provider_reply, provider());
   CHECK(out == http::Fields{{"Content-Type", "application/json"}, {"Location", "/bookings/bk_1"}});
+}
+
+TEST_CASE("method_rule: GET and HEAD unfenced by default, TRACE and CONNECT never, everything else fenced") {
+  const auto& unfenced = provider().unfenced_methods;
+  struct Case {
+    const char* method;
+    MethodRule rule;
+  };
+  const Case cases[] = {
+      {"GET", MethodRule::unfenced},   {"HEAD", MethodRule::unfenced},  {"POST", MethodRule::fenced},
+      {"PUT", MethodRule::fenced},     {"PATCH", MethodRule::fenced},   {"DELETE", MethodRule::fenced},
+      {"post", MethodRule::fenced},    {"get", MethodRule::fenced},     {"Get", MethodRule::fenced},
+      {"PURGE", MethodRule::fenced},   {"MKCOL", MethodRule::fenced},   {"X-CUSTOM", MethodRule::fenced},
+      {"OPTIONS", MethodRule::fenced}, {"TRACE", MethodRule::refused},  {"trace", MethodRule::refused},
+      {"CONNECT", MethodRule::refused}, {"Connect", MethodRule::refused},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.method);
+    CHECK(method_rule(c.method, unfenced) == c.rule);
+  }
+  CHECK(method_rule("PURGE", {"GET", "PURGE"}) == MethodRule::unfenced);
+  CHECK(method_rule("GET", {}) == MethodRule::fenced);
 }
 
 TEST_CASE("upstream target: base path, then the agent's raw path and query") {

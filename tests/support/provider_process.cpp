@@ -10,11 +10,13 @@
 
 namespace gw::test {
 
-ProviderProcess::ProviderProcess(const std::string& kind, const std::string& credential) {
+ProviderProcess::ProviderProcess(const std::string& kind, const std::vector<std::string>& credentials) {
+  std::string list;
+  for (const auto& c : credentials) list += (list.empty() ? "" : ",") + c;
   process_ = std::make_unique<ChildProcess>(ChildProcess::Options{
       test_binary("demo-provider"),
       {"--kind", kind, "--port", "0", "--control-port", "0"},
-      {{"DEMO_PROVIDER_CREDENTIAL", credential}}});
+      {{"DEMO_PROVIDER_CREDENTIALS", list}}});
   // "demo-provider kind=K port=P control_port=C"
   auto line = process_->wait_for_line("demo-provider kind=", std::chrono::seconds(30));
   std::smatch m;

@@ -19,16 +19,21 @@
 
 namespace gw::test {
 
-// The business credential the demo provider expects and the gateway injects.
-// Agents never hold it; tests look for it in every agent-facing reply.
+// The business credentials the demo provider expects and the gateway
+// injects: one account per tenant (tenant-a, tenant-b, tenant-c), each with
+// its own data. Agents never hold them; tests look for them in every
+// agent-facing reply.
 inline const std::string provider_credential = "demo-provider-credential-5c1e0b7d9a";
+inline const std::string provider_credential_b = "demo-provider-credential-b-81f0c2";
+inline const std::string provider_credential_c = "demo-provider-credential-c-4a97d3";
 
 class ProviderProcess {
  public:
-  // `demo-provider --kind KIND --port 0 --control-port 0` with
-  // DEMO_PROVIDER_CREDENTIAL=credential; waits for its startup line.
+  // `demo-provider --kind KIND --port 0 --control-port 0` with one account
+  // per credential (DEMO_PROVIDER_CREDENTIALS); waits for its startup line.
   explicit ProviderProcess(const std::string& kind = "booking",
-                           const std::string& credential = provider_credential);
+                           const std::vector<std::string>& credentials = {provider_credential, provider_credential_b,
+                                                                          provider_credential_c});
 
   std::uint16_t port() const { return port_; }
   std::uint16_t control_port() const { return control_port_; }

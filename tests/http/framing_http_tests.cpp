@@ -1,0 +1,122 @@
+// Request smuggling and ambiguous heads over a real socket (issue #8): each
+// form is refused with 400 before any body byte is read, the connection
+// closes, and the request hidden after it never runs (checked in the
+// database, not only in the reply).
+#include "support/gateway_fixture.hpp"
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+using namespace gw;
+using namespace gw::test;
+
+namespace {
+
+std::string tasks(Gateway& g) { return g.db().scalar("SELECT count(*) FROM tasks"); }
+
+// Idle keep-alive connections outlive any client deadline here, so an EOF
+// can only be the gateway's deliberate close.
+GatewayOptions long_idle() {
+  return {.manual_clock = true, .edit = [](nlohmann::json& c) { c["http"]["idle_timeout_ms"] = 600000; }};
+}
+
+const std::string claim_body = R"({"owner":"a","lease_ms":10})";
+
+// A complete claim of `task` by agent A, as raw bytes.
+std::string claim(const std::string& task, const std::string& extra_fields = "") {
+  return "POST " + task_path("tenant-a", task, "claim") + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+         agent_a + "\r\nContent-Length: " + std::to_string(claim_body.size()) + "\r\n" + extra_fields + "\r\n" +
+         claim_body;
+}
+
+}  // namespace
+
+TEST_CASE("framing: a Transfer-Encoding that does not end in chunked is 400, and the smuggled request never runs") {
+  Gateway g(long_idle());
+  g.set_clock(0);
+  const std::string smuggled = claim("smuggled");
+  for (const std::string te : {"identity", "chunked, identity", "xchunked", "gzip", "gzip, chunked", "chunked;x=1",
+                               ""}) {
+    CAPTURE(te);
+    // The smuggled claim sits where a reader that ignores this framing would
+    // see the next request.
+    const std::string head = "POST " + task_path("tenant-a", "outer", "claim") +
+                             " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + agent_a +
+                             "\r\nTransfer-Encoding: " + te + "\r\n\r\n";
+    auto r = HttpClient(g.port(), std::chrono::seconds(20)).raw(head + smuggled);
+    CHECK(r.bytes.rfind("HTTP/1.1 400", 0) == 0);
+    CHECK(r.bytes.find("Gateway-Status: invalid_request") != std::string::npos);
+    CHECK(r.closed_by_peer);
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.bytes.find("HTTP/1.1 ", 1) == std::string::npos);  // one reply only
+  }
+  CHECK(tasks(g) == "0");
+}
+
+TEST_CASE("framing: Transfer-Encoding twice, or with Content-Length, is 400 and closes") {
+  Gateway g(long_idle());
+  g.set_clock(0);
+  const std::string chunked_claim = "1b\r\n" + claim_body + "\r\n0\r\n\r\n";
+  for (const std::string fields : {"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+                                   "Transfer-Encoding: chunked\r\nContent-Length: 40\r\n"}) {
+    CAPTURE(fields);
+    auto r = HttpClient(g.port(), std::chrono::seconds(20))
+                 .raw("POST " + task_path("tenant-a", "outer", "claim") + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                      agent_a + "\r\n" + fields + "\r\n" + chunked_claim + claim("smuggled"));
+    CHECK(r.bytes.rfind("HTTP/1.1 400", 0) == 0);
+    CHECK(r.closed_by_peer);
+    CHECK(r.bytes.find("HTTP/1.1 ", 1) == std::string::npos);
+  }
+  CHECK(tasks(g) == "0");
+  // Plain chunked is still served.
+  auto ok = HttpClient(g.port(), std::chrono::seconds(20))
+                .raw("POST " + task_path("tenant-a", "chunked", "claim") +
+                     " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer " + agent_a +
+                     "\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked_claim);
+  CHECK(ok.bytes.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(tasks(g) == "1");
+}
+
+TEST_CASE("framing: a singleton header sent twice is 400, whichever copy a reader would take") {
+  Gateway g(long_idle());
+  g.set_clock(0);
+  const std::string other = "Bearer " + agent_b;
+  for (const auto& fields : std::vector<std::string>{
+           "Authorization: " + other + "\r\n", "Host: y\r\n", "Content-Type: application/json\r\nContent-Type: text/plain\r\n",
+        "Fence-Grant: a\r\nFence-Grant: b\r\n", "Idempotency-Key: a\r\nIdempotency-Key: b\r\n",
+        "Expected-Version: 1\r\nExpected-Version: 2\r\n", "X-Request-Id: a\r\nX-Request-Id: b\r\n",
+        "Expect: 100-continue\r\nExpect: 100-continue\r\n"}) {
+    CAPTURE(fields);
+    auto r = HttpClient(g.port(), std::chrono::seconds(20)).raw(claim("dup", fields));
+    CHECK(r.bytes.rfind("HTTP/1.1 400", 0) == 0);
+    CHECK(r.bytes.find("must appear at most once") != std::string::npos);
+    CHECK(r.closed_by_peer);
+  }
+  CHECK(tasks(g) == "0");
+}
+
+TEST_CASE("framing: method-override headers are refused, never passed on") {
+  Gateway g(long_idle());
+  g.set_clock(0);
+  for (const std::string name : {"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override", "x-http-method-override"}) {
+    CAPTURE(name);
+    auto r = HttpClient(g.port(), std::chrono::seconds(20)).raw(claim("override", name + ": DELETE\r\n"));
+    CHECK(r.bytes.rfind("HTTP/1.1 400", 0) == 0);
+    CHECK(r.bytes.find("method-override") != std::string::npos);
+  }
+  CHECK(tasks(g) == "0");
+}
+
+TEST_CASE("framing: request-target bytes outside visible ASCII are 400, never a 500") {
+  Gateway g(long_idle());
+  g.set_clock(0);
+  for (const std::string byte : {"\x80", "\xff", "\xc3\xa9", "\x7f"}) {
+    CAPTURE(static_cast<int>(static_cast<unsigned char>(byte[0])));
+    auto r = HttpClient(g.port(), std::chrono::seconds(20))
+                 .raw("GET /v1/tenants/tenant-a/tasks/t" + byte + "/operations/x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                      agent_a + "\r\n\r\n");
+    CHECK(r.bytes.rfind("HTTP/1.1 400", 0) == 0);
+    CHECK(r.bytes.find("Gateway-Status: invalid_request") != std::string::npos);
+  }
+}
