@@ -68,6 +68,17 @@ class Object {
     integer(key, v, lo, hi);
     out = ms(v);
   }
+  void days(const std::string& key, ms& out, std::int64_t lo, std::int64_t hi) {
+    std::int64_t v = std::chrono::duration_cast<std::chrono::hours>(out).count() / 24;
+    integer(key, v, lo, hi);
+    out = std::chrono::hours(24 * v);
+  }
+  void boolean(const std::string& key, bool& out) {
+    auto v = get(key);
+    if (!v) return;
+    if (!v->is_boolean()) fail(at(key), "must be true or false");
+    out = v->get<bool>();
+  }
   void array(const std::string& key, const std::function<void(const json&, const std::string&)>& each) {
     auto v = get(key);
     if (!v) return;
@@ -435,6 +446,16 @@ Config parse_config(const std::string& text) {
       ro.integer("jitter_percent", r.backoff.jitter_percent, 0, 100);
       if (r.backoff.cap < r.backoff.base) fail(ro.at("backoff_cap_ms"), "must not be below backoff_base_ms");
     }
+  }
+  if (auto r = root.get("retention")) {
+    Object o(*r, "$.retention");
+    auto& p = c.retention;
+    o.boolean("enabled", p.enabled);
+    o.days("operations_days", p.operations, 1, 36500);
+    o.days("rejections_days", p.rejections, 1, 36500);
+    o.days("webhooks_days", p.webhooks, 1, 36500);
+    o.millis("interval_ms", p.interval, 10, 86400000);
+    o.integer("batch", p.batch, 1, 10000);
   }
   std::set<std::string> hashes;
   auto token_hash = [&](Object& o, std::string& out) {

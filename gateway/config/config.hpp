@@ -5,6 +5,7 @@
 
 #include "core/outcome.hpp"
 #include "core/reconcile.hpp"
+#include "core/retention.hpp"
 #include "core/webhook_match.hpp"
 
 #include <chrono>
@@ -142,6 +143,7 @@ struct Config {
   DatabaseConfig database;
   HttpConfig http;
   RecoveryConfig recovery;
+  RetentionPolicy retention;
   std::vector<AgentToken> agents;
   std::vector<OperatorToken> operators;
   std::vector<ProviderConfig> providers;

@@ -1,6 +1,5 @@
 // Operator routes (SPEC section 4), operator tokens only: the held
 // operations an on-call engineer has to act on.
-#include "core/base64url.hpp"
 #include "core/labels.hpp"
 #include "http/problem.hpp"
 #include "service/app.hpp"
@@ -12,38 +11,19 @@
 namespace gw {
 namespace {
 
-constexpr unsigned default_page = 100;
-constexpr unsigned max_page = 500;
-
-// The cursor is opaque to clients: base64url of [since_ms, tenant, task, id].
-std::string encode_cursor(const HeldOperation& last) {
-  return base64url_encode(
-      nlohmann::json::array({last.since_ms, last.scope.tenant, last.scope.task, last.operation_id}).dump());
-}
-
-HeldCursor decode_cursor(const std::string& text) {
-  const Rejection bad(Code::invalid_request, "cursor is not one this gateway returned");
-  auto raw = base64url_decode(text);
-  if (!raw) throw bad;
-  auto j = nlohmann::json::parse(*raw, nullptr, false);
-  if (!j.is_array() || j.size() != 4 || !j[0].is_number_integer() || !j[1].is_string() || !j[2].is_string() ||
-      !j[3].is_string())
-    throw bad;
+// The held listing's cursor: [since_ms, tenant, task, id] of the last row.
+HeldCursor decode_held_cursor(const std::string& text) {
+  auto j = cursor_fields(text, 4);
+  if (!j[0].is_number_integer() || !j[1].is_string() || !j[2].is_string() || !j[3].is_string()) bad_cursor();
   HeldCursor c{j[0].get<std::int64_t>(), j[1].get<std::string>(), j[2].get<std::string>(), j[3].get<std::string>()};
-  if (!is_label(c.tenant) || !is_label(c.task) || !is_label(c.operation_id)) throw bad;
+  if (!is_label(c.tenant) || !is_label(c.task) || !is_label(c.operation_id)) bad_cursor();
   return c;
-}
-
-std::string label_param(const std::string& value, const char* what) {
-  if (!is_label(value))
-    throw Rejection(Code::invalid_request, std::string(what) + " must be a label: 1 to 80 printable ASCII characters");
-  return value;
 }
 
 HeldFilter held_filter(std::string_view query) {
   const auto q = parse_query(query, {"tenant", "task", "provider", "state", "reason", "older_than_ms", "limit", "cursor"});
   HeldFilter f;
-  f.limit = default_page;
+  f.limit = page_limit(q);
   if (auto it = q.find("tenant"); it != q.end()) f.tenant = label_param(it->second, "tenant");
   if (auto it = q.find("task"); it != q.end()) f.task = label_param(it->second, "task");
   if (auto it = q.find("provider"); it != q.end()) f.provider = label_param(it->second, "provider");
@@ -61,13 +41,7 @@ HeldFilter held_filter(std::string_view query) {
     f.older_than_ms = decimal_integer(it->second);
     if (!f.older_than_ms) throw Rejection(Code::invalid_request, "older_than_ms must be an integer from 0 to 2^63-1");
   }
-  if (auto it = q.find("limit"); it != q.end()) {
-    auto n = decimal_integer(it->second);
-    if (!n || *n < 1 || *n > max_page)
-      throw Rejection(Code::invalid_request, "limit must be an integer from 1 to " + std::to_string(max_page));
-    f.limit = static_cast<unsigned>(*n);
-  }
-  if (auto it = q.find("cursor"); it != q.end()) f.after = decode_cursor(it->second);
+  if (auto it = q.find("cursor"); it != q.end()) f.after = decode_held_cursor(it->second);
   return f;
 }
 
@@ -101,7 +75,12 @@ App::Reply App::held_operations(Call& call) {
                     {"forward_deadline_ms", op.forward_deadline_ms ? nlohmann::json(*op.forward_deadline_ms)
                                                                    : nlohmann::json(nullptr)}});
   nlohmann::json body{{"held", rows}, {"now_ms", page.now_ms}};
-  body["next_cursor"] = page.more ? nlohmann::json(encode_cursor(page.operations.back())) : nlohmann::json(nullptr);
+  body["next_cursor"] = nullptr;
+  if (page.more) {
+    const auto& last = page.operations.back();
+    body["next_cursor"] =
+        encode_cursor(nlohmann::json::array({last.since_ms, last.scope.tenant, last.scope.task, last.operation_id}));
+  }
   co_return http::json_reply(Code::ok, std::move(body));
 }
 

@@ -111,6 +111,8 @@ class App {
   // proxy_routes.cpp
   Reply proxy(Call& call);
   Reply operation_receipt(Call& call);
+  // A protected attempt refused before its admission, into the rejection audit.
+  asio::awaitable<void> audit_refusal(const RejectionRecord& refusal);
   // outcome_lane.cpp
   Reply record(const ProviderConfig& provider, const AdmissionRequest& admission, int attempt,
                const std::string& request_id, upstream::Result result);

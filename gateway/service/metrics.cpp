@@ -16,9 +16,9 @@ void Metrics::count_reply(const std::string& route, std::string_view code,
   h.sum += seconds;
 }
 
-void Metrics::count_event(const std::string& name) {
+void Metrics::count_event(const std::string& name, std::uint64_t n) {
   std::lock_guard lock(mutex_);
-  ++events_[name];
+  events_[name] += n;
 }
 
 std::string Metrics::render(const PoolGauges& pool) const {

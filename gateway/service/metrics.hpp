@@ -17,7 +17,7 @@ namespace gw {
 class Metrics {
  public:
   void count_reply(const std::string& route, std::string_view code, std::chrono::nanoseconds took);
-  void count_event(const std::string& name);
+  void count_event(const std::string& name, std::uint64_t n = 1);
 
   struct PoolGauges {
     std::size_t size = 0, busy = 0, queued = 0;

@@ -3,13 +3,13 @@
 // provider now, resolving it with evidence, ending a lease, rotating the
 // realm after a restore, the rejection audit and unmatched webhooks. Every
 // action is logged as one event line with the operator's name.
-#include "core/base64url.hpp"
 #include "core/digest.hpp"
 #include "core/labels.hpp"
 #include "http/problem.hpp"
 #include "service/app.hpp"
 #include "service/event_log.hpp"
 #include "service/json_body.hpp"
+#include "service/operation_view.hpp"
 #include "service/query.hpp"
 #include "service/refusal.hpp"
 #include "service/rejection.hpp"
@@ -19,8 +19,6 @@
 namespace gw {
 namespace {
 
-constexpr unsigned default_page = 100;
-constexpr unsigned max_page = 500;
 
 template <class T>
 nlohmann::json or_null(const std::optional<T>& v) {
@@ -54,11 +52,6 @@ nlohmann::json operation_json(const OperationDetail& op) {
                         {"recorded_ms", e.recorded_ms}});
   nlohmann::json response = nullptr;
   if (op.reply) response = {{"status", op.reply->status}, {"sha256", or_null(op.reply->sha256)}, {"length", or_null(op.reply->length)}};
-  nlohmann::json resolution = nullptr;
-  if (op.resolution)
-    resolution = {{"source", name(op.resolution->source)},
-                  {"resolved_ms", op.resolution->resolved_ms},
-                  {"evidence", op.resolution->evidence_id}};
   return {{"tenant", op.scope.tenant},
           {"task", op.scope.task},
           {"id", op.operation_id},
@@ -77,37 +70,16 @@ nlohmann::json operation_json(const OperationDetail& op) {
           {"updated_ms", op.updated_ms},
           {"forward_deadline_ms", or_null(op.forward_deadline_ms)},
           {"response", response},
-          {"resolution", resolution},
+          {"resolution", resolution_view(op.resolution)},
           {"attempts", attempts},
           {"evidence", evidence}};
 }
 
-std::string label_param(const std::string& value, const char* what) {
-  if (!is_label(value))
-    throw Rejection(Code::invalid_request, std::string(what) + " must be a label: 1 to 80 printable ASCII characters");
-  return value;
-}
-
-unsigned page_limit(const std::map<std::string, std::string, std::less<>>& q) {
-  auto it = q.find("limit");
-  if (it == q.end()) return default_page;
-  auto n = decimal_integer(it->second);
-  if (!n || *n < 1 || *n > max_page)
-    throw Rejection(Code::invalid_request, "limit must be an integer from 1 to " + std::to_string(max_page));
-  return static_cast<unsigned>(*n);
-}
-
-// Opaque cursors: base64url of a JSON array of integers.
-std::string encode_ids(const nlohmann::json& ids) { return base64url_encode(ids.dump()); }
-std::vector<std::int64_t> decode_ids(const std::string& text, std::size_t count) {
-  const Rejection bad(Code::invalid_request, "cursor is not one this gateway returned");
-  auto raw = base64url_decode(text);
-  if (!raw) throw bad;
-  auto j = nlohmann::json::parse(*raw, nullptr, false);
-  if (!j.is_array() || j.size() != count) throw bad;
+// A cursor of `count` integers (authority ms and row ids).
+std::vector<std::int64_t> cursor_ids(const std::string& text, std::size_t count) {
   std::vector<std::int64_t> out;
-  for (const auto& v : j) {
-    if (!v.is_number_integer()) throw bad;
+  for (const auto& v : cursor_fields(text, count)) {
+    if (!v.is_number_integer()) bad_cursor();
     out.push_back(v.get<std::int64_t>());
   }
   return out;
@@ -281,7 +253,7 @@ App::Reply App::rejections(Call& call) {
     if (!f.since_ms) throw Rejection(Code::invalid_request, "since_ms must be an integer from 0 to 2^63-1");
   }
   if (auto it = q.find("cursor"); it != q.end()) {
-    auto ids = decode_ids(it->second, 2);
+    auto ids = cursor_ids(it->second, 2);
     f.after = RejectionCursor{ids[0], ids[1]};
   }
   auto page = co_await deps_.database.once([&](Session& db) { return deps_.rejections.list(db, f); });
@@ -305,9 +277,11 @@ App::Reply App::rejections(Call& call) {
                     {"authority_ms", r.recorded_ms}});
   }
   nlohmann::json body{{"rejections", rows}, {"now_ms", page.now_ms}};
-  body["next_cursor"] = page.more ? nlohmann::json(encode_ids({page.rejections.back().recorded_ms,
-                                                               page.rejections.back().id}))
-                                  : nlohmann::json(nullptr);
+  body["next_cursor"] = nullptr;
+  if (page.more) {
+    const auto& last = page.rejections.back();
+    body["next_cursor"] = encode_cursor(nlohmann::json::array({last.recorded_ms, last.id}));
+  }
   co_return http::json_reply(Code::ok, std::move(body));
 }
 
@@ -318,7 +292,7 @@ App::Reply App::unmatched_webhooks(Call& call) {
   if (auto it = q.find("provider"); it != q.end()) provider = label_param(it->second, "provider");
   const unsigned limit = page_limit(q);
   std::optional<WebhookCursor> cursor;
-  if (auto it = q.find("cursor"); it != q.end()) cursor = WebhookCursor{decode_ids(it->second, 1)[0]};
+  if (auto it = q.find("cursor"); it != q.end()) cursor = WebhookCursor{cursor_ids(it->second, 1)[0]};
   auto page =
       co_await deps_.database.once([&](Session& db) { return deps_.webhooks.list_unmatched(db, provider, limit, cursor); });
   auto rows = nlohmann::json::array();
@@ -334,7 +308,7 @@ App::Reply App::unmatched_webhooks(Call& call) {
                     {"sha256", d.body_sha256},
                     {"length", d.body.size()}});
   nlohmann::json body{{"webhooks", rows}};
-  body["next_cursor"] = page.next ? nlohmann::json(encode_ids({page.next->after_id})) : nlohmann::json(nullptr);
+  body["next_cursor"] = page.next ? nlohmann::json(encode_cursor(nlohmann::json::array({page.next->after_id}))) : nlohmann::json(nullptr);
   co_return http::json_reply(Code::ok, std::move(body));
 }
 

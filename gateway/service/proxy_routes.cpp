@@ -11,6 +11,7 @@
 #include "service/app.hpp"
 #include "service/forwarding.hpp"
 #include "service/json_body.hpp"
+#include "service/operation_view.hpp"
 #include "service/outcome_reply.hpp"
 #include "service/refusal.hpp"
 #include "service/rejection.hpp"
@@ -50,7 +51,44 @@ http::Response passthrough(upstream::Result result, const ProviderConfig& config
   return reply;
 }
 
+// The headers a protected method needs, read in SPEC order; each refusal
+// names its header. What was read before a refusal goes into the audit row.
+struct ProtectedHeaders {
+  GrantToken token;
+  std::string key;
+  std::int64_t expected_version = 0;
+};
+
+ProtectedHeaders read_protected(const http::Request& rq, RejectionRecord& audit) {
+  auto grant = rq.header("Fence-Grant");
+  if (!grant) throw Rejection(Code::invalid_grant, "Fence-Grant header required for " + rq.method);
+  auto token = parse_grant_token(*grant, "Fence-Grant");
+  audit.presented = token.identity;
+  auto key = rq.header("Idempotency-Key");
+  if (!key) throw Rejection(Code::missing_idempotency_key, "Idempotency-Key header required for " + rq.method);
+  if (!is_label(*key))
+    throw Rejection(Code::invalid_request, "Idempotency-Key must be a label: 1 to 80 printable ASCII characters");
+  audit.operation_id = std::string(*key);
+  auto version = rq.header("Expected-Version");
+  if (!version) throw Rejection(Code::missing_expected_version, "Expected-Version header required for " + rq.method);
+  const auto expected_version = decimal_integer(*version);
+  if (!expected_version) throw Rejection(Code::invalid_request, "Expected-Version must be an integer from 0 to 2^63-1");
+  return {std::move(token), std::string(*key), *expected_version};
+}
+
 }  // namespace
+
+asio::awaitable<void> App::audit_refusal(const RejectionRecord& refusal) {
+  try {
+    co_await deps_.database.once([&](Session& s) {
+      deps_.rejections.record(s, refusal);
+      return true;
+    });
+  } catch (const std::exception&) {
+    // The agent still gets its refusal; the audit misses this one row.
+    deps_.metrics.count_event("rejection_unrecorded");
+  }
+}
 
 App::Reply App::proxy(Call& call) {
   require_principal(call);
@@ -86,28 +124,38 @@ App::Reply App::proxy(Call& call) {
     co_return passthrough(std::move(result), config, rq.method == "HEAD");
   }
 
-  // Validate everything before the authority is asked anything.
-  auto grant = rq.header("Fence-Grant");
-  if (!grant) throw Rejection(Code::invalid_grant, "Fence-Grant header required for " + rq.method);
-  const auto token = parse_grant_token(*grant, "Fence-Grant");
-  auto key = rq.header("Idempotency-Key");
-  if (!key) throw Rejection(Code::missing_idempotency_key, "Idempotency-Key header required for " + rq.method);
-  if (!is_label(*key))
-    throw Rejection(Code::invalid_request, "Idempotency-Key must be a label: 1 to 80 printable ASCII characters");
-  auto version = rq.header("Expected-Version");
-  if (!version) throw Rejection(Code::missing_expected_version, "Expected-Version header required for " + rq.method);
-  const auto expected_version = decimal_integer(*version);
-  if (!expected_version) throw Rejection(Code::invalid_request, "Expected-Version must be an integer from 0 to 2^63-1");
+  // Validate everything before the authority is asked anything. A refusal
+  // here is audited like the admission's own (an authenticated agent's
+  // protected attempt), then answered.
+  RejectionRecord audit;
+  audit.scope = scope;
+  audit.method = rq.method;
+  audit.provider = config.name;
+  audit.target = upstream.target;
+  audit.request_id = call.request_id;
+  std::optional<ProtectedHeaders> read;
+  std::optional<Rejection> refused;
+  try {
+    read = read_protected(rq, audit);
+  } catch (const Rejection& r) {
+    refused = r;
+  }
+  if (refused) {
+    audit.code = refused->code;
+    co_await audit_refusal(audit);
+    throw *refused;
+  }
+  const auto& [token, key, expected_version] = *read;
 
   AdmissionRequest admission{
       scope,
       token,
-      std::string(*key),
-      payload_fingerprint({rq.method, config.name, std::string(rest) + std::string(query), *expected_version, rq.body}),
+      key,
+      payload_fingerprint({rq.method, config.name, std::string(rest) + std::string(query), expected_version, rq.body}),
       rq.method,
       config.name,
       upstream.target,
-      *expected_version,
+      expected_version,
       (config.forward_budget() + deps_.config.recovery.forward_margin).count()};
   admission.request_id = call.request_id;  // the rejection audit names the request
   auto admitted = co_await deps_.database.decide([&](Session& s) { return deps_.ledger.admit(s, admission); });
@@ -154,6 +202,7 @@ App::Reply App::operation_receipt(Call& call) {
     receipt["response"] = {{"status", op.response->status},
                            {"sha256", op.response->body_sha256},
                            {"length", op.response->body_length}};
+  receipt["resolution"] = resolution_view(op.resolution);
   co_return http::json_reply(Code::ok, {{"operation", receipt}});
 }
 

@@ -1,5 +1,7 @@
 #include "service/query.hpp"
 
+#include "core/base64url.hpp"
+#include "core/labels.hpp"
 #include "service/path.hpp"
 #include "service/rejection.hpp"
 
@@ -7,9 +9,8 @@
 
 namespace gw {
 
-std::map<std::string, std::string, std::less<>> parse_query(std::string_view query,
-                                                            std::initializer_list<std::string_view> allowed) {
-  std::map<std::string, std::string, std::less<>> out;
+Query parse_query(std::string_view query, std::initializer_list<std::string_view> allowed) {
+  Query out;
   if (query.empty()) return out;
   for (bool last = false; !last;) {
     const auto amp = query.find('&');
@@ -31,6 +32,33 @@ std::map<std::string, std::string, std::less<>> parse_query(std::string_view que
       throw Rejection(Code::invalid_request, "a query parameter is given twice");
   }
   return out;
+}
+
+std::string label_param(const std::string& value, const char* what) {
+  if (!is_label(value))
+    throw Rejection(Code::invalid_request, std::string(what) + " must be a label: 1 to 80 printable ASCII characters");
+  return value;
+}
+
+unsigned page_limit(const Query& q) {
+  auto it = q.find("limit");
+  if (it == q.end()) return default_page;
+  auto n = decimal_integer(it->second);
+  if (!n || *n < 1 || *n > max_page)
+    throw Rejection(Code::invalid_request, "limit must be an integer from 1 to " + std::to_string(max_page));
+  return static_cast<unsigned>(*n);
+}
+
+void bad_cursor() { throw Rejection(Code::invalid_request, "cursor is not one this gateway returned"); }
+
+std::string encode_cursor(const nlohmann::json& fields) { return base64url_encode(fields.dump()); }
+
+nlohmann::json cursor_fields(const std::string& cursor, std::size_t count) {
+  auto raw = base64url_decode(cursor);
+  if (!raw) bad_cursor();
+  auto j = nlohmann::json::parse(*raw, nullptr, false);
+  if (!j.is_array() || j.size() != count) bad_cursor();
+  return j;
 }
 
 }  // namespace gw

@@ -4,6 +4,7 @@
 #include "service/app.hpp"
 #include "service/event_log.hpp"
 #include "store/migrations.hpp"
+#include "store/retention_store.hpp"
 #include "upstream/client.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -17,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <thread>
 
@@ -46,6 +48,26 @@ void report_swept(const std::vector<SweptOperation>& swept, Metrics& metrics) {
   }
 }
 
+// Rows removed by one retention pass, by kind.
+struct RetentionTotals {
+  std::int64_t operations = 0, attempts = 0, evidence = 0, webhooks = 0, rejections = 0;
+  std::int64_t now_ms = 0;  // authority time of the pass's last batch
+  bool any() const { return operations + rejections + webhooks > 0; }
+};
+
+void report_retention(const RetentionTotals& t, Metrics& metrics) {
+  metrics.count_event("retention_operations_removed", static_cast<std::uint64_t>(t.operations));
+  metrics.count_event("retention_rejections_removed", static_cast<std::uint64_t>(t.rejections));
+  metrics.count_event("retention_webhooks_removed", static_cast<std::uint64_t>(t.webhooks));
+  if (!t.any()) return;
+  log_event("retention_pass", {{"operations", t.operations},
+                               {"attempts", t.attempts},
+                               {"evidence", t.evidence},
+                               {"webhooks", t.webhooks},
+                               {"rejections", t.rejections},
+                               {"authority_ms", t.now_ms}});
+}
+
 }  // namespace
 
 struct Runtime::Impl {
@@ -61,7 +83,8 @@ struct Runtime::Impl {
         resolutions(clock),
         rejections(clock),
         reconcile(clock),
-        webhooks(clock) {}
+        webhooks(clock),
+        retention(clock) {}
 
   Config config;
   RuntimeOptions options;
@@ -75,6 +98,7 @@ struct Runtime::Impl {
   RejectionStore rejections;
   ReconcileStore reconcile;
   WebhookStore webhooks;
+  RetentionStore retention;
   Metrics metrics;
   std::unique_ptr<Pool> pool;
   std::unique_ptr<Database> database;
@@ -87,10 +111,11 @@ struct Runtime::Impl {
 
   // Background duties, each a loop on its own timer that awaits its database
   // job before it arms the timer again: never two at once, nothing sleeps.
-  // The clock floor ticker (real clock only) and the sweep of abandoned
-  // forwards. Both on one strand, where stop() cancels their timers.
+  // The clock floor ticker (real clock only), the sweep of abandoned
+  // forwards, the reconciler and retention. All on one strand, where stop()
+  // cancels their timers.
   std::optional<asio::strand<asio::io_context::executor_type>> duties;
-  std::optional<asio::steady_timer> tick_timer, sweep_timer, reconcile_timer;
+  std::optional<asio::steady_timer> tick_timer, sweep_timer, reconcile_timer, retention_timer;
   std::atomic<bool> stopping{false};
 
   asio::awaitable<void> tick_loop() {
@@ -121,6 +146,52 @@ struct Runtime::Impl {
         // The database is away: the next round tries again, and nothing was swept.
         metrics.count_event("sweep_failed");
       }
+    }
+  }
+
+  // One kind of record in batches until a batch comes back short. Each batch
+  // is its own short transaction on one pooled connection, so admissions
+  // interleave with a long pass instead of waiting behind it.
+  template <class Batch, class Add>
+  asio::awaitable<void> remove_all(Batch batch, Add add) {
+    for (;;) {
+      auto removed = co_await database->once(batch);
+      add(removed);
+      if (removed.rows < config.retention.batch || stopping) co_return;
+    }
+  }
+
+  asio::awaitable<void> retention_loop() {
+    const auto& p = config.retention;
+    while (!stopping) {
+      retention_timer->expires_after(p.interval);
+      if (auto [ec] = co_await retention_timer->async_wait(use_tuple); ec) co_return;  // stopping
+      RetentionTotals t;
+      try {
+        co_await remove_all([&](Session& s) { return retention.remove_operations(s, p.operations, p.batch); },
+                            [&](const RemovedBatch& b) {
+                              t.operations += b.rows;
+                              t.attempts += b.attempts;
+                              t.evidence += b.evidence;
+                              t.webhooks += b.webhooks;
+                              t.now_ms = std::max(t.now_ms, b.now_ms);
+                            });
+        co_await remove_all([&](Session& s) { return retention.remove_rejections(s, p.rejections, p.batch); },
+                            [&](const RemovedBatch& b) {
+                              t.rejections += b.rows;
+                              t.now_ms = std::max(t.now_ms, b.now_ms);
+                            });
+        co_await remove_all([&](Session& s) { return retention.remove_webhooks(s, p.webhooks, p.batch); },
+                            [&](const RemovedBatch& b) {
+                              t.webhooks += b.rows;
+                              t.now_ms = std::max(t.now_ms, b.now_ms);
+                            });
+      } catch (const std::exception&) {
+        // The database is away or busy: what was removed stays removed, and
+        // the next pass goes on from there.
+        metrics.count_event("retention_failed");
+      }
+      report_retention(t, metrics);
     }
   }
 
@@ -177,6 +248,8 @@ std::uint16_t Runtime::start() {
   asio::co_spawn(*m.duties, m.sweep_loop(), asio::detached);
   m.reconcile_timer.emplace(*m.duties);
   asio::co_spawn(*m.duties, m.app->reconciler().run(*m.reconcile_timer), asio::detached);
+  m.retention_timer.emplace(*m.duties);
+  if (m.config.retention.enabled) asio::co_spawn(*m.duties, m.retention_loop(), asio::detached);
   return port;
 }
 
@@ -209,6 +282,7 @@ void Runtime::stop(std::chrono::milliseconds drain) {
     m.tick_timer->cancel();
     m.sweep_timer->cancel();
     m.reconcile_timer->cancel();
+    m.retention_timer->cancel();
   });
   m.pool->stop();
   m.work.reset();

@@ -496,4 +496,41 @@ TEST_CASE("config: a credential per tenant, or one shared account declared as su
     CHECK(error.find(expected) != std::string::npos);
     CHECK(error.find("key-a") == std::string::npos);  // a secret is never echoed
   }
+
+TEST_CASE("config: retention defaults, every field, and its limits") {
+  using std::chrono::hours;
+  auto c = parse_config(minimal().dump());
+  CHECK(c.retention.enabled);
+  CHECK(c.retention.operations == hours(24 * 30));
+  CHECK(c.retention.rejections == hours(24 * 90));
+  CHECK(c.retention.webhooks == hours(24 * 30));
+  CHECK(c.retention.interval == std::chrono::milliseconds(60000));
+  CHECK(c.retention.batch == 500);
+
+  auto j = minimal();
+  j["retention"] = {{"enabled", false}, {"operations_days", 1},  {"rejections_days", 36500},
+                    {"webhooks_days", 7}, {"interval_ms", 10}, {"batch", 10000}};
+  c = parse_config(j.dump());
+  CHECK_FALSE(c.retention.enabled);
+  CHECK(c.retention.operations == hours(24));
+  CHECK(c.retention.rejections == hours(24 * 36500));
+  CHECK(c.retention.webhooks == hours(24 * 7));
+  CHECK(c.retention.interval == std::chrono::milliseconds(10));
+  CHECK(c.retention.batch == 10000);
+
+  const std::pair<std::string, json> bad[] = {
+      {"enabled", "yes"},        {"enabled", 1},           {"operations_days", 0},
+      {"operations_days", 36501}, {"rejections_days", -1}, {"webhooks_days", 1.5},
+      {"interval_ms", 9},        {"batch", 0},             {"batch", "500"},
+      {"keep_days", 3}};
+  for (const auto& [field, value] : bad) {
+    CAPTURE(field);
+    CAPTURE(value.dump());
+    j = minimal();
+    j["retention"] = {{field, value}};
+    CHECK(error_of(j).find("$.retention." + field) != std::string::npos);
+  }
+  j = minimal();
+  j["retention"] = 30;
+  CHECK(error_of(j).find("$.retention: must be an object") != std::string::npos);
 }

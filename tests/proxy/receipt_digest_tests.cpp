@@ -43,6 +43,11 @@ TEST_CASE("receipt: response.sha256 and length are those of the body the agent r
   CHECK(first["length"] == 90);
   CHECK(first["sha256"] == sha256_hex(committed.body));
   CHECK(first["length"] == committed.body.size());
+  // Settled by its own reply, not by evidence.
+  auto whole = c.request("GET", task_path("tenant-a", "task-a", "operations/op-1"),
+                         {{"Authorization", "Bearer " + agent_a}, {"Fence-Grant", grant}});
+  CHECK(whole.json()["operation"].contains("resolution"));
+  CHECK(whole.json()["operation"]["resolution"].is_null());
 
   // A provider rejection is recorded with its own body.
   Write taken;

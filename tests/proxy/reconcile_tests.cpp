@@ -165,6 +165,13 @@ TEST_CASE("operator resolve: operator token only, the original record kept, the 
       CHECK(e["actor"] == "ops");
     }
   CHECK(found);
+  // The owner's receipt says how it was settled, like the operator's view.
+  auto receipt = c.request("GET", task_path("tenant-a", "task-a", "operations/op-1"),
+                           {{"Authorization", "Bearer " + agent_a}, {"Fence-Grant", h.w.grant}});
+  REQUIRE(receipt.status == 200);
+  CHECK(receipt.json()["operation"]["state"] == "rejected");
+  CHECK(receipt.json()["operation"]["resolution"] == op["resolution"]);
+  CHECK(receipt.json()["operation"]["resolution"]["source"] == "operator");
   // Resolved once: a second resolve is refused and changes nothing.
   check_problem(c.post_json(op_path("op-1", "/resolve"), body, operator_token), 409, "operation_not_held");
   // The task takes new operations; the provider never saw op-1 executed.
@@ -203,6 +210,60 @@ TEST_CASE("rejection audit: a stale owner's attempt appears with its own epoch, 
   CHECK(page.json()["next_cursor"].is_null());
   check_problem(c.get("/v1/admin/rejections?code=nonsense", operator_token), 400, "invalid_request");
   check_problem(c.get("/v1/admin/rejections?limit=0", operator_token), 400, "invalid_request");
+  CHECK(provider.requests().empty());
+}
+
+TEST_CASE("rejection audit: refusals before the admission are kept too, with what was read before the refusal") {
+  ProviderProcess provider;
+  Gateway g(proxy_options(provider));
+  g.set_clock(1000);
+  auto claimed = g.claim("tenant-a", "task-a", "region-a", 100000);
+  auto c = g.client();
+  Write w;
+  w.grant = grant_token(claimed);
+  w.key = "op-1";
+  w.body = booking_body("slot-1");
+
+  Write no_grant = w;
+  no_grant.grant.clear();
+  check_problem(send(c, no_grant), 400, "invalid_grant");
+  Write garbled = w;
+  garbled.grant = "not-a-grant";
+  check_problem(send(c, garbled), 400, "invalid_grant");
+  Write no_key = w;
+  no_key.key.clear();
+  check_problem(send(c, no_key), 400, "missing_idempotency_key");
+  Write bad_version = w;
+  bad_version.expected_version.reset();
+  check_problem(send(c, bad_version, {{"Expected-Version", "-1"}}), 400, "invalid_request");
+  // Not an agent's attempt: no audit row for a caller who did not authenticate.
+  Write anonymous = w;
+  anonymous.agent.clear();
+  check_problem(send(c, anonymous), 401, "unauthenticated");
+
+  auto page = c.get("/v1/admin/rejections?tenant=tenant-a&task=task-a", operator_token);
+  REQUIRE(page.status == 200);
+  const auto rows = page.json()["rejections"];
+  REQUIRE(rows.size() == 4);
+  for (const auto& row : rows) {
+    CHECK(row["method"] == "POST");
+    CHECK(row["provider"] == "booking");
+    CHECK(row["target"] == "/bookings");
+    CHECK(row["fingerprint"].is_null());  // never computed: the request stopped before
+    CHECK(row["request_id"].is_string());
+    CHECK(row["authority_ms"] == 1000);
+  }
+  CHECK(rows[0]["code"] == "invalid_grant");
+  CHECK(rows[0]["owner"].is_null());
+  CHECK(rows[1]["code"] == "invalid_grant");
+  CHECK(rows[1]["owner"].is_null());
+  CHECK(rows[2]["code"] == "missing_idempotency_key");
+  CHECK(rows[2]["owner"] == "region-a");
+  CHECK(rows[2]["epoch"] == claimed["grant"]["epoch"]);
+  CHECK(rows[2]["operation"].is_null());
+  CHECK(rows[3]["code"] == "invalid_request");
+  CHECK(rows[3]["operation"] == "op-1");
+  CHECK(rows[3]["expected_version"].is_null());
   CHECK(provider.requests().empty());
 }
 
