@@ -31,8 +31,8 @@ for tree in "${trees[@]}"; do
   # Compile time is CI time: full debug info costs ~40% of a Beast TU, so the release tree has
   # none and the sanitizer tree has line tables only (enough for file:line in every report).
   case $tree in
-    release) flags=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG") ;;
-    asan) flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DGATEWAY_SANITIZE=ON) ;;
+    release) flags=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" -DGATEWAY_WERROR=ON) ;;
+    asan) flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DGATEWAY_SANITIZE=ON -DGATEWAY_WERROR=ON) ;;
   esac
   # Configure once, and again whenever the flags above change. build.ninja, not CMakeCache.txt:
   # a failed configure leaves the cache but no build.ninja.
