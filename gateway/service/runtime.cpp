@@ -55,10 +55,7 @@ struct RetentionTotals {
   bool any() const { return operations + rejections + webhooks > 0; }
 };
 
-void report_retention(const RetentionTotals& t, Metrics& metrics) {
-  metrics.count_event("retention_operations_removed", static_cast<std::uint64_t>(t.operations));
-  metrics.count_event("retention_rejections_removed", static_cast<std::uint64_t>(t.rejections));
-  metrics.count_event("retention_webhooks_removed", static_cast<std::uint64_t>(t.webhooks));
+void report_retention(const RetentionTotals& t) {
   if (!t.any()) return;
   log_event("retention_pass", {{"operations", t.operations},
                                {"attempts", t.attempts},
@@ -151,11 +148,13 @@ struct Runtime::Impl {
 
   // One kind of record in batches until a batch comes back short. Each batch
   // is its own short transaction on one pooled connection, so admissions
-  // interleave with a long pass instead of waiting behind it.
+  // interleave with a long pass instead of waiting behind it. Counted per
+  // batch, so the metric moves during a long pass.
   template <class Batch, class Add>
-  asio::awaitable<void> remove_all(Batch batch, Add add) {
+  asio::awaitable<void> remove_all(const char* metric, Batch batch, Add add) {
     for (;;) {
       auto removed = co_await database->once(batch);
+      metrics.count_event(metric, static_cast<std::uint64_t>(removed.rows));
       add(removed);
       if (removed.rows < config.retention.batch || stopping) co_return;
     }
@@ -168,7 +167,8 @@ struct Runtime::Impl {
       if (auto [ec] = co_await retention_timer->async_wait(use_tuple); ec) co_return;  // stopping
       RetentionTotals t;
       try {
-        co_await remove_all([&](Session& s) { return retention.remove_operations(s, p.operations, p.batch); },
+        co_await remove_all("retention_operations_removed",
+                            [&](Session& s) { return retention.remove_operations(s, p.operations, p.batch); },
                             [&](const RemovedBatch& b) {
                               t.operations += b.rows;
                               t.attempts += b.attempts;
@@ -176,12 +176,14 @@ struct Runtime::Impl {
                               t.webhooks += b.webhooks;
                               t.now_ms = std::max(t.now_ms, b.now_ms);
                             });
-        co_await remove_all([&](Session& s) { return retention.remove_rejections(s, p.rejections, p.batch); },
+        co_await remove_all("retention_rejections_removed",
+                            [&](Session& s) { return retention.remove_rejections(s, p.rejections, p.batch); },
                             [&](const RemovedBatch& b) {
                               t.rejections += b.rows;
                               t.now_ms = std::max(t.now_ms, b.now_ms);
                             });
-        co_await remove_all([&](Session& s) { return retention.remove_webhooks(s, p.webhooks, p.batch); },
+        co_await remove_all("retention_webhooks_removed",
+                            [&](Session& s) { return retention.remove_webhooks(s, p.webhooks, p.batch); },
                             [&](const RemovedBatch& b) {
                               t.webhooks += b.rows;
                               t.now_ms = std::max(t.now_ms, b.now_ms);
@@ -191,7 +193,7 @@ struct Runtime::Impl {
         // the next pass goes on from there.
         metrics.count_event("retention_failed");
       }
-      report_retention(t, metrics);
+      report_retention(t);
     }
   }
 
