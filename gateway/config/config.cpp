@@ -2,6 +2,7 @@
 
 #include "core/labels.hpp"
 #include "core/methods.hpp"
+#include "core/strict_json.hpp"
 #include "core/webhook_signature.hpp"
 
 #include <nlohmann/json.hpp>
@@ -389,8 +390,8 @@ ProviderConfig parse_provider(const json& j, const std::string& path) {
 }  // namespace
 
 Config parse_config(const std::string& text) {
-  auto j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) throw ConfigError("$: not valid JSON");
+  auto j = parse_strict_json(text);
+  if (j.is_discarded()) throw ConfigError("$: not valid JSON, or an object has a member twice");
   Config c;
   Object root(j, "$");
   if (auto l = root.get("listen")) {
@@ -446,6 +447,10 @@ Config parse_config(const std::string& text) {
       ro.integer("jitter_percent", r.backoff.jitter_percent, 0, 100);
       if (r.backoff.cap < r.backoff.base) fail(ro.at("backoff_cap_ms"), "must not be below backoff_base_ms");
     }
+  }
+  if (auto l = root.get("leases")) {
+    Object o(*l, "$.leases");
+    o.millis("max_lease_ms", c.leases.max_lease, 1000, 315360000000);  // 1 s to 10 years
   }
   if (auto r = root.get("retention")) {
     Object o(*r, "$.retention");

@@ -66,6 +66,13 @@ struct RecoveryConfig {
   ReconcileConfig reconcile;
 };
 
+// Leases (SPEC section 2): how long one claim or renew may hold a task. A
+// lease can always be renewed; the bound keeps a stuck or hostile agent from
+// holding a task for centuries (an operator can still revoke it).
+struct LeaseConfig {
+  ms max_lease{ms(30LL * 24 * 3600 * 1000)};  // 30 days
+};
+
 struct HttpConfig {
   std::size_t max_body_bytes = 1 << 20;
   std::size_t max_header_bytes = 16 << 10;
@@ -144,6 +151,7 @@ struct Config {
   HttpConfig http;
   RecoveryConfig recovery;
   RetentionPolicy retention;
+  LeaseConfig leases;
   std::vector<AgentToken> agents;
   std::vector<OperatorToken> operators;
   std::vector<ProviderConfig> providers;

@@ -3,6 +3,7 @@
 #include "core/base64url.hpp"
 #include "core/digest.hpp"
 #include "core/labels.hpp"
+#include "core/strict_json.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -19,7 +20,7 @@ std::string encode_grant_token(const GrantToken& token) {
 std::optional<GrantToken> decode_grant_token(std::string_view text) {
   auto bytes = base64url_decode(text);
   if (!bytes) return std::nullopt;
-  auto j = nlohmann::json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
+  auto j = parse_strict_json(*bytes);
   if (!j.is_object() || j.size() != 6) return std::nullopt;
   GrantToken token;
   auto& id = token.identity;

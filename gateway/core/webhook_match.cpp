@@ -1,5 +1,7 @@
 #include "core/webhook_match.hpp"
 
+#include "core/strict_json.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace gw {
@@ -43,9 +45,9 @@ std::optional<OperationState> parse_webhook_outcome(std::string_view text) {
 
 WebhookReading read_webhook(std::string_view body, const WebhookRules& rules) {
   WebhookReading r;
-  const auto document = json::parse(body, nullptr, false);
+  const auto document = parse_strict_json(body);
   if (document.is_discarded()) {
-    r.detail = "the body is not JSON";
+    r.detail = "the body is not JSON, or has a member twice";
     return r;
   }
   // The outcome is read even without a key: operators see what the body said.

@@ -1,13 +1,15 @@
 #include "service/json_body.hpp"
 
 #include "core/labels.hpp"
+#include "core/strict_json.hpp"
 #include "service/rejection.hpp"
 
 namespace gw {
 
 JsonBody::JsonBody(std::string_view text, std::set<std::string> allowed) {
-  json_ = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json_.is_discarded()) throw Rejection(Code::invalid_request, "body is not valid JSON");
+  json_ = parse_strict_json(text);
+  if (json_.is_discarded())
+    throw Rejection(Code::invalid_request, "body is not valid JSON, or has a member twice");
   if (!json_.is_object()) throw Rejection(Code::invalid_request, "body must be a JSON object");
   for (auto it = json_.begin(); it != json_.end(); ++it)
     if (!allowed.count(it.key()))
@@ -29,11 +31,11 @@ std::string JsonBody::label(const std::string& key) const {
   return v.get<std::string>();
 }
 
-std::int64_t JsonBody::integer(const std::string& key, std::int64_t min) const {
+std::int64_t JsonBody::integer(const std::string& key, std::int64_t min, std::int64_t max) const {
   auto v = json_integer(required(key));
-  if (!v || *v < min)
-    throw Rejection(Code::invalid_request, "field '" + key + "' must be an integer from " +
-                                               std::to_string(min) + " to 9223372036854775807");
+  if (!v || *v < min || *v > max)
+    throw Rejection(Code::invalid_request, "field '" + key + "' must be an integer from " + std::to_string(min) +
+                                               " to " + std::to_string(max));
   return *v;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/grant.hpp"
+#include "core/labels.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -20,7 +21,7 @@ class JsonBody {
   JsonBody(std::string_view text, std::set<std::string> allowed);
 
   std::string label(const std::string& key) const;
-  std::int64_t integer(const std::string& key, std::int64_t min = 0) const;
+  std::int64_t integer(const std::string& key, std::int64_t min = 0, std::int64_t max = max_integer) const;
   std::string string(const std::string& key) const;
   // Free text for people (a note, an evidence reference): 1 to `max` bytes
   // of UTF-8 with no control characters.

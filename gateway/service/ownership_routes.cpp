@@ -22,7 +22,7 @@ App::Reply App::claim(Call& call) {
   require_agent_for(call, scope.tenant);
   JsonBody body(call.request.body, {"owner", "lease_ms"});
   auto owner = body.label("owner");
-  auto lease_ms = body.integer("lease_ms", 1);
+  auto lease_ms = body.integer("lease_ms", 1, deps_.config.leases.max_lease.count());
   auto r = co_await deps_.database.decide(
       [&](Session& session) { return deps_.authority.claim(session, scope, owner, lease_ms); });
   if (r.code != Code::granted) co_return refusal(r.code);
@@ -37,7 +37,7 @@ App::Reply App::renew(Call& call) {
   require_agent_for(call, scope.tenant);
   JsonBody body(call.request.body, {"grant_token", "lease_ms"});
   auto token = body.grant_token("grant_token");
-  auto lease_ms = body.integer("lease_ms", 1);
+  auto lease_ms = body.integer("lease_ms", 1, deps_.config.leases.max_lease.count());
   auto r = co_await deps_.database.decide(
       [&](Session& session) { return deps_.authority.renew(session, scope, token, lease_ms); });
   if (r.code != Code::renewed) co_return refusal(r.code);

@@ -534,3 +534,30 @@ TEST_CASE("config: retention defaults, every field, and its limits") {
   j["retention"] = 30;
   CHECK(error_of(j).find("$.retention: must be an object") != std::string::npos);
 }
+
+TEST_CASE("config: leases.max_lease_ms defaults to 30 days, within 1 s and 10 years") {
+  CHECK(parse_config(minimal().dump()).leases.max_lease == std::chrono::milliseconds(2'592'000'000));
+  auto j = minimal();
+  j["leases"] = {{"max_lease_ms", 60000}};
+  CHECK(parse_config(j.dump()).leases.max_lease == std::chrono::milliseconds(60000));
+  for (const json& bad : {json(999), json(315360000001LL), json("60000"), json(true)}) {
+    CAPTURE(bad.dump());
+    j["leases"] = {{"max_lease_ms", bad}};
+    CHECK(error_of(j).find("$.leases.max_lease_ms") != std::string::npos);
+  }
+}
+
+TEST_CASE("config: an object with a member twice is refused, not read first- or last-wins") {
+  const std::string text = minimal().dump();
+  REQUIRE(error_of(minimal()).empty());
+  std::string twice = text;
+  twice.insert(1, R"("listen":{"port":1},)");
+  twice.insert(1, R"("listen":{"port":2},)");
+  CHECK(error_of(json::parse(text)).empty());
+  try {
+    parse_config(twice);
+    FAIL("a repeated member was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("member twice") != std::string::npos);
+  }
+}

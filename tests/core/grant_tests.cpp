@@ -64,3 +64,16 @@ TEST_CASE("grant secrets are fresh 256-bit labels") {
   CHECK(a != b);
   CHECK(base64url_decode(a)->size() == 32);
 }
+
+TEST_CASE("grant token: a member given twice is invalid_grant, whichever copy a reader would take") {
+  const std::string good = sample_json().dump();
+  REQUIRE(decode_grant_token(base64url_encode(good)));
+  // The same token with a second "owner" (and, separately, a second "epoch") spliced in:
+  // six distinct members still, so only the duplicate check can refuse it.
+  for (const std::string extra : {R"("owner":"region-b",)", R"("epoch":8,)", R"("secret":"s3cret",)"}) {
+    CAPTURE(extra);
+    std::string twice = good;
+    twice.insert(1, extra);
+    CHECK_FALSE(decode_grant_token(base64url_encode(twice)));
+  }
+}

@@ -271,3 +271,31 @@ TEST_CASE("bad input: every gateway reply carries Gateway-Status and a code") {
     CHECK(r.json()["code"] == r.code());
   }
 }
+
+TEST_CASE("bad input: a body with a member twice is refused and changes nothing") {
+  Gateway g;
+  g.set_clock(0);
+  const auto claim = task_path("tenant-a", "task-a", "claim");
+  for (const char* body : {R"({"owner":"a","lease_ms":10,"owner":"b"})", R"({"owner":"a","lease_ms":10,"lease_ms":99})"}) {
+    CAPTURE(body);
+    expect(post_raw(g, claim, body), 400, "invalid_request", "member twice");
+  }
+  CHECK(tasks(g) == "0");
+}
+
+TEST_CASE("bad input: a lease longer than leases.max_lease_ms is refused at claim and at renew") {
+  Gateway g({.manual_clock = true, .edit = [](nlohmann::json& c) { c["leases"] = {{"max_lease_ms", 60000}}; }});
+  g.set_clock(0);
+  const auto claim = task_path("tenant-a", "task-a", "claim");
+  expect(post_raw(g, claim, R"({"owner":"a","lease_ms":60001})"), 400, "invalid_request", "'lease_ms' must be an integer from 1 to 60000");
+  CHECK(tasks(g) == "0");
+  auto granted = post_raw(g, claim, R"({"owner":"a","lease_ms":60000})");
+  REQUIRE(granted.status == 200);
+  CHECK(granted.json()["grant"]["expires_at_ms"] == 60000);
+  const auto token = granted.json()["grant_token"].get<std::string>();
+  const auto renew = task_path("tenant-a", "task-a", "renew");
+  expect(post_raw(g, renew, json{{"grant_token", token}, {"lease_ms", 60001}}.dump()), 400, "invalid_request",
+         "'lease_ms'");
+  CHECK(g.db().scalar("SELECT expires_at_ms FROM tasks") == "60000");
+  expect(post_raw(g, renew, json{{"grant_token", token}, {"lease_ms", 60000}}.dump()), 200, "renewed");
+}

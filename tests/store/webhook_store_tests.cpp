@@ -181,7 +181,7 @@ TEST_CASE("webhook store: an unparsable body is stored byte for byte before pars
   CHECK(r.disposition == WebhookDisposition::unparsable);
   CHECK(h.f.db.scalar("SELECT status FROM webhook_deliveries") == "unparsable");
   CHECK(h.f.db.scalar("SELECT encode(body, 'hex') FROM webhook_deliveries") == to_hex(body));
-  CHECK(h.f.db.scalar("SELECT detail FROM webhook_deliveries") == "the body is not JSON");
+  CHECK(h.f.db.scalar("SELECT detail FROM webhook_deliveries") == "the body is not JSON, or has a member twice");
   // JSON without the key is unparsable too, with the outcome it did hold.
   CHECK(h.webhooks.accept(h.f.session, delivery("msg_2", R"({"status":201})"), demo_rules()).disposition ==
         WebhookDisposition::unparsable);
