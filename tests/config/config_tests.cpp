@@ -496,6 +496,7 @@ TEST_CASE("config: a credential per tenant, or one shared account declared as su
     CHECK(error.find(expected) != std::string::npos);
     CHECK(error.find("key-a") == std::string::npos);  // a secret is never echoed
   }
+}
 
 TEST_CASE("config: retention defaults, every field, and its limits") {
   using std::chrono::hours;
