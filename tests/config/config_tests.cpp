@@ -421,7 +421,7 @@ TEST_CASE("config: a bad webhooks field is named by its JSON path, and a secret 
   CHECK(error_of(b).find("$.providers[0].webhooks: must be an object") == 0);
 }
 
-TEST_CASE("config: unfenced_methods default to GET and HEAD; TRACE, CONNECT and the old protected_methods are refused") {
+TEST_CASE("config: unfenced_methods default to GET and HEAD, and TRACE, CONNECT and the old protected_methods are refused") {
   ::setenv("GW_TEST_BOOKING_KEY", "k-123", 1);
   auto with = [](const json& provider_fields) {
     auto j = minimal();
