@@ -7,6 +7,7 @@
 #include "core/labels.hpp"
 #include "core/methods.hpp"
 #include "core/outcome.hpp"
+#include "core/provider_path.hpp"
 #include "http/problem.hpp"
 #include "service/app.hpp"
 #include "service/forwarding.hpp"
@@ -111,6 +112,8 @@ App::Reply App::proxy(Call& call) {
                                                  std::to_string(config.max_request_body_bytes) + " bytes");
 
   const auto [rest, query] = split_provider_target(rq.target);
+  // Whatever the method: a read that climbs out of the base path is as bad.
+  if (auto why = provider_path_problem(rest)) throw Rejection(Code::invalid_request, *why);
   ForwardContext context{call.request_id, rq.remote,
                          rq.header("Host") ? std::optional<std::string>(*rq.header("Host")) : std::nullopt};
   upstream::Request upstream{rq.method, upstream_target(config, rest, query), {}, rq.body};

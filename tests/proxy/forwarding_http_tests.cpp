@@ -232,3 +232,29 @@ TEST_CASE("forwarding: the upstream key is stable across attempts and owners and
   CHECK(provider.effects_for(key_b) == 1);
   CHECK(provider.effect_count() == 2);
 }
+
+TEST_CASE("provider paths: every way out of the base path is 400, for reads and writes, and the provider sees nothing") {
+  ProxyRig rig;
+  auto& g = rig.gateway;
+  auto c = g.client();
+  g.set_clock(0);
+  const auto grant = grant_token(g.claim("tenant-a", "task-a", "region-a", 60000));
+  int n = 0;
+  for (const char* trick : {"/../admin", "/bookings/../../admin", "/%2e%2e/admin", "/.%2E/admin", "/bookings/%2f..%2fadmin",
+                            "/bookings\\..\\admin", "/bookings%5c..", "//evil.example/x", "/bookings/./bk_1", "/a%00"}) {
+    CAPTURE(trick);
+    Write read;
+    read.method = "GET";
+    read.expected_version.reset();
+    read.rest = trick;
+    check_problem(send(c, read), 400, "invalid_request");
+    Write write;
+    write.grant = grant;
+    write.key = "op-" + std::to_string(++n);
+    write.rest = trick;
+    write.body = booking_body("slot-1");
+    check_problem(send(c, write), 400, "invalid_request");
+  }
+  CHECK(rig.provider.requests().empty());
+  CHECK(g.db().scalar("SELECT count(*) FROM operations") == "0");
+}
