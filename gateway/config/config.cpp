@@ -255,10 +255,7 @@ void parse_credential(const json& j, const std::string& path, ProviderConfig& p)
   std::string env;
   co.string("env", env);
   bool shared = false;
-  if (auto v = co.get("shared_by_tenants")) {
-    if (!v->is_boolean()) fail(co.at("shared_by_tenants"), "must be true or false");
-    shared = v->get<bool>();
-  }
+  co.boolean("shared_by_tenants", shared);
   const json* tenants = co.get("tenants");
   if (!env.empty() && tenants) fail(path, "give either env (one shared account) or tenants, not both");
   if (!env.empty()) {

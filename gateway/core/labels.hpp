@@ -21,6 +21,9 @@ bool is_label(std::string_view value);
 // negatives are not integers.
 std::optional<std::int64_t> json_integer(const nlohmann::json& value);
 
+// ASCII case-insensitive equality: header names, methods, schemes.
+bool ascii_iequals(std::string_view a, std::string_view b);
+
 // A decimal header value: digits only, no sign or spaces, in [0, 2^63-1].
 std::optional<std::int64_t> decimal_integer(std::string_view text);
 

@@ -16,15 +16,6 @@ namespace {
 constexpr std::string_view secret_prefix = "whsec_";
 constexpr std::string_view version_prefix = "v1,";
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
-
 // Raw 32-byte HMAC-SHA256 of "id.timestamp.body".
 std::string hmac(std::string_view key, std::string_view id, std::string_view timestamp, std::string_view body) {
   std::string message;
@@ -81,9 +72,9 @@ WebhookVerification verify_webhook(const WebhookHeaders& headers, std::string_vi
   const std::string* timestamp = nullptr;
   const std::string* signature = nullptr;
   for (const auto& [field, value] : headers) {
-    const std::string** slot = iequals(field, "webhook-id")          ? &id
-                               : iequals(field, "webhook-timestamp") ? &timestamp
-                               : iequals(field, "webhook-signature") ? &signature
+    const std::string** slot = ascii_iequals(field, "webhook-id")          ? &id
+                               : ascii_iequals(field, "webhook-timestamp") ? &timestamp
+                               : ascii_iequals(field, "webhook-signature") ? &signature
                                                                      : nullptr;
     if (!slot) continue;
     // Two values would leave "which one was signed" to whoever reads first.

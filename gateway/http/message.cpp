@@ -1,16 +1,10 @@
 #include "http/message.hpp"
 
-#include <algorithm>
-#include <cctype>
+#include "core/labels.hpp"
 
 namespace gw::http {
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
-           return std::tolower(x) == std::tolower(y);
-         });
-}
+bool iequals(std::string_view a, std::string_view b) { return ascii_iequals(a, b); }
 
 std::optional<std::string_view> find_header(const Fields& fields, std::string_view name) {
   for (const auto& [k, v] : fields)

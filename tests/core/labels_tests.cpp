@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+using gw::ascii_iequals;
 using gw::decimal_integer;
 using gw::is_label;
 using gw::json_integer;
@@ -55,4 +56,14 @@ TEST_CASE("checked_add stays within 2^63-1") {
   CHECK(gw::checked_add(INT64_MAX - 1, 1) == INT64_MAX);
   CHECK_FALSE(gw::checked_add(INT64_MAX, 1));
   CHECK_FALSE(gw::checked_add(-1, 1));
+}
+
+TEST_CASE("ascii_iequals: ASCII letters match in any case, nothing else does") {
+  CHECK(ascii_iequals("Transfer-Encoding", "transfer-encoding"));
+  CHECK(ascii_iequals("TRACE", "trace"));
+  CHECK(ascii_iequals("", ""));
+  CHECK_FALSE(ascii_iequals("TRACE", "TRACES"));
+  CHECK_FALSE(ascii_iequals("a-b", "a_b"));
+  CHECK_FALSE(ascii_iequals("\xc3\xa9", "\xc3\x89"));  // é and É: bytes, not letters
+  CHECK_FALSE(ascii_iequals("@", "`"));                // 0x40 and 0x60 differ by the case bit only
 }

@@ -27,19 +27,25 @@ std::string rows(Gateway& g, const std::string& table) {
   return g.db().scalar("SELECT count(*) FROM " + table);
 }
 
+// task-a claimed at authority time 1000 for ten days, and op-1 committed then.
+Write committed_op1(Gateway& g, HttpClient& c) {
+  g.set_clock(1000);
+  Write w;
+  w.grant = grant_token(g.claim("tenant-a", "task-a", "region-a", 10 * day_ms));
+  w.key = "op-1";
+  w.body = booking_body("slot-1");
+  REQUIRE(send(c, w).status == 201);
+  return w;
+}
+
 }  // namespace
 
 TEST_CASE("retention: a finished operation is forgotten after its age, and its exact retry is refused, never resent") {
   ProviderProcess provider;
   Gateway g(with_retention(provider));
   auto c = g.client();
-  g.set_clock(1000);
-  Write w;
-  w.grant = grant_token(g.claim("tenant-a", "task-a", "region-a", 10 * day_ms));
-  w.key = "op-1";
-  w.body = booking_body("slot-1");
+  const auto w = committed_op1(g, c);
   const auto key = upstream_key("tenant-a", "task-a", "op-1");
-  REQUIRE(send(c, w).status == 201);
   REQUIRE(provider.effects_for(key) == 1);
   // A stale expected version: refused, and kept in the rejection audit.
   Write stale = w;
@@ -81,12 +87,7 @@ TEST_CASE("retention: the task's next operation is served normally after its his
   ProviderProcess provider;
   Gateway g(with_retention(provider));
   auto c = g.client();
-  g.set_clock(1000);
-  Write w;
-  w.grant = grant_token(g.claim("tenant-a", "task-a", "region-a", 10 * day_ms));
-  w.key = "op-1";
-  w.body = booking_body("slot-1");
-  REQUIRE(send(c, w).status == 201);
+  const auto w = committed_op1(g, c);
   g.set_clock(2000 + day_ms);
   REQUIRE(eventually([&] { return rows(g, "operations") == "0"; }));
 
