@@ -21,9 +21,12 @@ esac
 
 scripts/deps.sh
 
-# A project-local cache unless the caller (e.g. CI) keeps one elsewhere. The sloppiness is what
-# lets precompiled headers hit the cache at all.
-export CCACHE_DIR=${CCACHE_DIR:-$repo/.local/ccache}
+# ccache's own per-user cache, so every checkout on a machine (worktrees, CI's fresh clone) shares
+# it. Paths are hashed relative to the checkout, so a clone elsewhere hits what another compiled.
+# The sloppiness is what lets precompiled headers hit the cache at all.
+export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache}
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$repo}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
 export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros}
 
 for tree in "${trees[@]}"; do
