@@ -14,7 +14,8 @@
 //   POST /__test/release        {} or {"count": K}: held requests (the K longest held, or all)
 //                               go on to execute and answer. {"released": n, "held": m}
 //   GET  /__test/reply_headers  the headers added to every business reply
-//   POST /__test/reply_headers  {"headers": [[name, value], ...]}: replaces them; [] clears
+//   POST /__test/reply_headers  {"headers": [[name, value], ...]}: replaces them; [] clears. A value
+//                               may be {"hex": "..."} for bytes 0x80-0xFF (obs-text)
 //   POST /__test/reset          business state, records, effects, faults, reply headers and
 //                               webhook records back to new; held requests are closed without
 //                               executing

@@ -14,7 +14,9 @@
 namespace demo_provider {
 
 // From a POST /__test/reply_headers body {"headers": [[name, value], ...]}
-// ([] clears). On a bad body returns why in `error` and no list.
+// ([] clears); a value may also be {"hex": "..."}, bytes that a JSON string
+// cannot carry (obs-text, 0x80-0xFF). On a bad body returns why in `error`
+// and no list.
 struct parsed_reply_headers {
   std::optional<header_list> headers;
   std::string error;

@@ -346,6 +346,13 @@ ProviderConfig parse_provider(const json& j, const std::string& path) {
   } else {
     fail(o.at("credential"), "is required (the provider credential comes from an environment variable)");
   }
+  if (o.get("allowed_path_forms")) {
+    o.array("allowed_path_forms", [&](const json& v, const std::string& item) {
+      auto form = string_item(v, item);
+      if (!allow_path_form(p.allowed_path_forms, form))
+        fail(item, "must be one of dot_segments, encoded_slash, backslash, leading_double_slash");
+    });
+  }
   if (o.get("protected_methods"))
     fail(o.at("protected_methods"),
          "was replaced by unfenced_methods: every method not listed there is protected (docs/configuration.md)");
@@ -363,6 +370,7 @@ ProviderConfig parse_provider(const json& j, const std::string& path) {
   o.millis("queue_timeout_ms", p.queue_timeout, 1, 600000);
   o.millis("idle_retire_ms", p.idle_retire, 1, 3600000);
   o.integer("max_connections", p.max_connections, 1, 10000);
+  o.integer("max_queued", p.max_queued, 0, 1000000);
   o.integer("max_request_body_bytes", p.max_request_body_bytes, 0, 1 << 30);
   o.integer("max_response_body_bytes", p.max_response_body_bytes, 0, 64 << 20);
   for (auto [key, out] : {std::pair{"idempotency_header", &p.idempotency_header},
@@ -417,6 +425,14 @@ Config parse_config(const std::string& text) {
     o.millis("queue_timeout_ms", c.database.queue_timeout, 1, 600000);
     o.integer("max_attempts", c.database.max_attempts, 1, 100);
     o.millis("clock_tick_ms", c.database.clock_tick, 10, 60000);
+    o.integer("keepalives_idle_s", c.database.keepalives_idle_s, 1, 7200);
+    o.integer("keepalives_interval_s", c.database.keepalives_interval_s, 1, 600);
+    o.integer("keepalives_count", c.database.keepalives_count, 1, 100);
+    o.millis("tcp_user_timeout_ms", c.database.tcp_user_timeout, 0, 3600000);
+    if (!o.get("call_timeout_ms")) c.database.call_timeout = std::max(c.database.call_timeout, 2 * c.database.statement_timeout);
+    o.millis("call_timeout_ms", c.database.call_timeout, 100, 7200000);
+    if (c.database.call_timeout < c.database.statement_timeout)
+      fail(o.at("call_timeout_ms"), "must not be below statement_timeout_ms: a slow statement is the server's to end");
   }
   if (c.database.url.empty()) fail("$.database.url", "is required (or url_env)");
   if (auto h = root.get("http")) {
@@ -425,6 +441,8 @@ Config parse_config(const std::string& text) {
     o.integer("max_header_bytes", c.http.max_header_bytes, 1024, 1 << 20);
     o.millis("read_timeout_ms", c.http.read_timeout, 1, 3600000);
     o.millis("idle_timeout_ms", c.http.idle_timeout, 1, 3600000);
+    o.millis("header_timeout_ms", c.http.header_timeout, 1, 3600000);
+    o.integer("max_connections", c.http.max_connections, 1, 1000000);
     o.integer("io_threads", c.http.io_threads, 1, 64);
   }
   if (auto r = root.get("recovery")) {

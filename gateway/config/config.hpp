@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/outcome.hpp"
+#include "core/provider_path.hpp"
 #include "core/reconcile.hpp"
 #include "core/retention.hpp"
 #include "core/webhook_match.hpp"
@@ -41,6 +42,18 @@ struct DatabaseConfig {
   ms queue_timeout{3000};          // a request that waited this long for a connection gives up
   unsigned max_attempts = 8;       // serialization-failure retries per decision
   ms clock_tick{250};              // how often the durable clock floor advances
+  // A connection that went silent (peer gone, a firewall dropping packets)
+  // is found by TCP: keepalive probes while idle, tcp_user_timeout while a
+  // query waits for its acknowledgement.
+  unsigned keepalives_idle_s = 30;
+  unsigned keepalives_interval_s = 5;
+  unsigned keepalives_count = 3;
+  ms tcp_user_timeout{10000};      // 0: the kernel's default (many minutes)
+  // The longest one database job (one transaction) may take before its
+  // connection is cut: the last resort when the peer still acknowledges but
+  // never answers (a stalled proxy or pooler). Default: 10 s or twice
+  // statement_timeout, whichever is longer.
+  ms call_timeout{10000};
 };
 
 // The reconciler: how each gateway looks held operations up at their
@@ -78,6 +91,8 @@ struct HttpConfig {
   std::size_t max_header_bytes = 16 << 10;
   ms read_timeout{10000};   // to receive one whole request once it started
   ms idle_timeout{60000};   // keep-alive connection with no request
+  ms header_timeout{10000};  // to receive a whole request header once its first byte came
+  std::size_t max_connections = 10000;  // inbound; past it the listener stops accepting
   unsigned io_threads = 2;
 };
 
@@ -120,6 +135,9 @@ struct ProviderConfig {
   const std::string* credential_for(const std::string& tenant) const;
   // Whether `text` holds any of this provider's credentials.
   bool reveals_credential(std::string_view text) const;
+  // Path forms refused by default (core/provider_path.hpp) that this
+  // provider's framework is known to treat as plain data.
+  PathForms allowed_path_forms;
   // Methods forwarded with agent authentication only, matched exactly (case
   // matters). Every other method is fenced (service/forwarding.hpp method_rule).
   std::set<std::string> unfenced_methods{"GET", "HEAD"};
@@ -128,6 +146,7 @@ struct ProviderConfig {
   ms queue_timeout{2000};
   ms idle_retire{2000};
   std::size_t max_connections = 32;
+  std::size_t max_queued = 1024;  // requests waiting for a connection; past it, refused at once
   std::size_t max_request_body_bytes = 1 << 20;
   std::size_t max_response_body_bytes = 1 << 20;  // also what the ledger keeps for replay
   std::string idempotency_header = "Idempotency-Key";

@@ -1,48 +1,73 @@
 #include "core/provider_path.hpp"
 
 #include <cctype>
+#include <vector>
 
 namespace gw {
 namespace {
 
-// The segment with %2e/%2E read as '.', so "%2e%2E" is seen as "..".
-std::string dots_decoded(std::string_view segment) {
-  std::string out;
-  for (std::size_t i = 0; i < segment.size(); ++i) {
-    if (segment[i] == '%' && i + 2 < segment.size() && segment[i + 1] == '2' &&
-        (segment[i + 2] == 'e' || segment[i + 2] == 'E')) {
-      out += '.';
+bool is_escape(std::string_view path, std::size_t i, char hi, char lo) {
+  return i + 2 < path.size() && path[i] == '%' && path[i + 1] == hi &&
+         std::tolower(static_cast<unsigned char>(path[i + 2])) == lo;
+}
+
+bool has_escape(std::string_view path, char hi, char lo) {
+  for (std::size_t i = 0; i + 2 < path.size(); ++i)
+    if (is_escape(path, i, hi, lo)) return true;
+  return false;
+}
+
+// The segments of `path` split on every separator a provider might honour
+// ("/", "\", %2F, %5C), with %2e read as '.', so "%2e%2E" is seen as "..".
+std::vector<std::string> loose_segments(std::string_view path) {
+  std::vector<std::string> out(1);
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '/' || path[i] == '\\') {
+      out.emplace_back();
+    } else if (is_escape(path, i, '2', 'f') || is_escape(path, i, '5', 'c')) {
+      out.emplace_back();
+      i += 2;
+    } else if (is_escape(path, i, '2', 'e')) {
+      out.back() += '.';
       i += 2;
     } else {
-      out += segment[i];
+      out.back() += path[i];
     }
   }
   return out;
 }
 
-bool has_escape(std::string_view path, char hi, char lo) {
-  for (std::size_t i = 0; i + 2 < path.size(); ++i)
-    if (path[i] == '%' && path[i + 1] == hi &&
-        std::tolower(static_cast<unsigned char>(path[i + 2])) == std::tolower(static_cast<unsigned char>(lo)))
-      return true;
+}  // namespace
+
+bool allow_path_form(PathForms& forms, std::string_view name) {
+  if (name == "dot_segments") return forms.dot_segments = true;
+  if (name == "encoded_slash") return forms.encoded_slash = true;
+  if (name == "backslash") return forms.backslash = true;
+  if (name == "leading_double_slash") return forms.leading_double_slash = true;
   return false;
 }
 
-}  // namespace
-
-std::optional<std::string> provider_path_problem(std::string_view rest) {
+std::optional<std::string> provider_path_problem(std::string_view rest, const PathForms& allowed) {
   if (rest.empty() || rest == "/") return std::nullopt;
-  if (rest.find('\\') != std::string_view::npos || has_escape(rest, '5', 'c'))
-    return "a backslash in the provider path is refused";
-  if (has_escape(rest, '2', 'f')) return "an encoded slash (%2F) in the provider path is refused";
   if (has_escape(rest, '0', '0')) return "an encoded NUL (%00) in the provider path is refused";
-  if (rest.size() > 1 && rest[0] == '/' && rest[1] == '/') return "the provider path must not start with //";
-  for (std::size_t start = 0; start <= rest.size();) {
-    const auto slash = rest.find('/', start);
-    const auto end = slash == std::string_view::npos ? rest.size() : slash;
-    const auto plain = dots_decoded(rest.substr(start, end - start));
-    if (plain == "." || plain == "..") return "dot-segments in the provider path are refused";
-    start = end + 1;
+  if (!allowed.backslash && (rest.find('\\') != std::string_view::npos || has_escape(rest, '5', 'c')))
+    return "a backslash in the provider path is refused";
+  if (!allowed.encoded_slash && has_escape(rest, '2', 'f'))
+    return "an encoded slash (%2F) in the provider path is refused";
+  if (!allowed.leading_double_slash && rest.size() > 1 && rest[0] == '/' && rest[1] == '/')
+    return "the provider path must not start with //";
+  // Empty segments add no depth: many servers merge "//" into "/".
+  std::size_t depth = 0;
+  for (const auto& segment : loose_segments(rest[0] == '/' ? rest.substr(1) : rest)) {
+    if (segment == "." || segment == "..") {
+      if (!allowed.dot_segments) return "dot-segments in the provider path are refused";
+      if (segment == "..") {
+        if (depth == 0) return "the provider path climbs above the provider's base path";
+        --depth;
+      }
+    } else if (!segment.empty()) {
+      ++depth;
+    }
   }
   return std::nullopt;
 }

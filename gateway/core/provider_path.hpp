@@ -10,11 +10,25 @@
 
 namespace gw {
 
+// Path forms refused by default that a provider may opt in to
+// (providers[].allowed_path_forms), because its framework treats them as
+// plain data. An encoded NUL is never allowed.
+struct PathForms {
+  bool dot_segments = false;          // "." or ".." segments, raw or %2e
+  bool encoded_slash = false;         // %2F
+  bool backslash = false;             // raw or %5C
+  bool leading_double_slash = false;  // "//x", which some clients read as a host
+};
+
+// Sets the form named `name` in `forms`; false for an unknown name.
+bool allow_path_form(PathForms& forms, std::string_view name);
+
 // Why the raw path after /providers/{name} (before any query) must not be
-// forwarded, or nullopt. Refused: a "." or ".." segment, raw or
-// percent-encoded (%2e); an encoded slash (%2f) or backslash (raw or %5c),
-// which some servers decode into a separator; an encoded NUL (%00); and an
-// empty first segment ("//x"), which some clients read as a host.
-std::optional<std::string> provider_path_problem(std::string_view rest);
+// forwarded, or nullopt. Each form is refused unless `allowed` says
+// otherwise. Even with every form allowed, a path whose dot-segments would
+// climb above its start is refused: read with "/", "\", %2F and %5C all as
+// separators, no ".." may pop more segments than came before it, so the
+// target stays under the base path whichever of them the provider splits on.
+std::optional<std::string> provider_path_problem(std::string_view rest, const PathForms& allowed = {});
 
 }  // namespace gw

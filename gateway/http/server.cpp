@@ -9,6 +9,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
@@ -25,15 +26,26 @@ using tcp = asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 struct Server::State : std::enable_shared_from_this<Server::State> {
-  State(asio::io_context& io, ServerLimits l, Handler h)
-      : io(io), limits(l), handler(std::move(h)), acceptor(asio::make_strand(io)) {}
+  State(asio::io_context& io, ServerLimits l, Handler h, Screen s)
+      : io(io),
+        limits(l),
+        handler(std::move(h)),
+        screen(std::move(s)),
+        acceptor(asio::make_strand(io)),
+        slot_freed(acceptor.get_executor()) {}
 
   asio::io_context& io;
   ServerLimits limits;
   Handler handler;
+  Screen screen;
   tcp::acceptor acceptor;
+  // Acceptor strand only: the accept loop waits on it at the connection cap,
+  // and a closing session cancels it.
+  asio::steady_timer slot_freed;
   std::atomic<bool> stopping{false};
   std::atomic<std::size_t> active{0};
+  std::atomic<std::size_t> connections{0};
+  std::atomic<std::size_t> accept_errors{0};
 };
 
 namespace {
@@ -51,6 +63,15 @@ Request to_request(bhttp::request<bhttp::string_body>&& m, const std::string& re
   r.keep_alive = m.keep_alive();
   for (const auto& f : m) r.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
   r.body = std::move(m.body());
+  r.remote = remote;
+  return r;
+}
+
+Request head_request(const bhttp::request_header<>& h, const std::string& remote) {
+  Request r;
+  r.method = std::string(h.method_string());
+  r.target = std::string(h.target());
+  r.headers = header_fields(h);
   r.remote = remote;
   return r;
 }
@@ -84,7 +105,17 @@ asio::awaitable<bool> write_reply(beast::tcp_stream& stream, Response reply, uns
   co_return !ec;
 }
 
+// Keeps the connection count for the cap; the last thing a session does.
+struct ConnectionSlot {
+  std::shared_ptr<Server::State> state;
+  ~ConnectionSlot() {
+    --state->connections;
+    asio::post(state->acceptor.get_executor(), [s = state] { s->slot_freed.cancel(); });
+  }
+};
+
 asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket socket) {
+  ConnectionSlot slot{state};
   beast::error_code ignored;
   auto peer = socket.remote_endpoint(ignored);
   const std::string remote = peer.address().to_string();
@@ -98,7 +129,15 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
     parser.header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
     parser.body_limit(limits.max_body_bytes);
 
-    stream.expires_after(limits.idle_timeout);
+    // Idle until a request starts; from its first byte the whole header has
+    // header_timeout, so a client that trickles bytes cannot hold the slot.
+    if (buffer.size() == 0) {
+      stream.expires_after(limits.idle_timeout);
+      auto [fec, fn] = co_await stream.async_read_some(buffer.prepare(4096), use_tuple);
+      if (fec) break;
+      buffer.commit(fn);
+    }
+    stream.expires_after(limits.header_timeout);
     auto [hec, hn] = co_await bhttp::async_read_header(stream, buffer, parser, use_tuple);
     // Beast's header_limit does not count the lines it parsed whole from its
     // first read; the documented limit is the whole head, request line to
@@ -146,6 +185,15 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
       break;
     }
     if (beast::iequals(header[bhttp::field::expect], "100-continue")) {
+      // The body is invited only for a request that could be served: a
+      // refusal goes out instead, and the body is never read.
+      if (state->screen) {
+        if (auto refusal = state->screen(head_request(header, remote))) {
+          refusal->close = true;
+          co_await write_reply(stream, std::move(*refusal), version, false, false, limits);
+          break;
+        }
+      }
       bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, version};
       stream.expires_after(limits.write_timeout);
       auto [cec, cn] = co_await bhttp::async_write(stream, cont, use_tuple);
@@ -181,12 +229,27 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
 }
 
 asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state) {
+  using namespace std::chrono_literals;
+  auto backoff = 5ms;
   for (;;) {
+    // At the cap, wait for a session to end (it cancels the timer).
+    while (state->connections >= state->limits.max_connections && state->acceptor.is_open()) {
+      state->slot_freed.expires_at(asio::steady_timer::time_point::max());
+      co_await state->slot_freed.async_wait(use_tuple);
+    }
     auto [ec, socket] = co_await state->acceptor.async_accept(asio::make_strand(state->io), use_tuple);
     if (ec) {
       if (ec == asio::error::operation_aborted || !state->acceptor.is_open()) co_return;
-      continue;  // e.g. EMFILE: keep serving the connections we have
+      // E.g. EMFILE: the pending connection stays queued and would fail
+      // again at once. Pause, growing to 1 s, and keep serving the rest.
+      ++state->accept_errors;
+      state->slot_freed.expires_after(backoff);
+      co_await state->slot_freed.async_wait(use_tuple);
+      backoff = std::min<std::chrono::milliseconds>(backoff * 2, 1000ms);
+      continue;
     }
+    backoff = 5ms;
+    ++state->connections;
     socket.set_option(tcp::no_delay(true), ec);
     auto executor = socket.get_executor();
     asio::co_spawn(executor, session(state, std::move(socket)), asio::detached);
@@ -195,8 +258,8 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state) {
 
 }  // namespace
 
-Server::Server(asio::io_context& io, ServerLimits limits, Handler handler)
-    : state_(std::make_shared<State>(io, limits, std::move(handler))) {}
+Server::Server(asio::io_context& io, ServerLimits limits, Handler handler, Screen screen)
+    : state_(std::make_shared<State>(io, limits, std::move(handler), std::move(screen))) {}
 
 Server::~Server() { stop_accepting(); }
 
@@ -216,9 +279,14 @@ void Server::stop_accepting() {
   asio::post(state_->acceptor.get_executor(), [state = state_] {
     beast::error_code ignored;
     state->acceptor.close(ignored);
+    state->slot_freed.cancel();
   });
 }
 
 std::size_t Server::active_requests() const { return state_->active.load(); }
+
+std::size_t Server::open_connections() const { return state_->connections.load(); }
+
+std::size_t Server::accept_errors() const { return state_->accept_errors.load(); }
 
 }  // namespace gw::http

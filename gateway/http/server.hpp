@@ -21,14 +21,23 @@ namespace gw::http {
 struct ServerLimits {
   std::size_t max_header_bytes = 16 << 10;
   std::size_t max_body_bytes = 1 << 20;
-  std::chrono::milliseconds read_timeout{10000};
-  std::chrono::milliseconds idle_timeout{60000};
+  std::chrono::milliseconds read_timeout{10000};    // the body, once the header is in
+  std::chrono::milliseconds idle_timeout{60000};    // until the first byte of a request
+  std::chrono::milliseconds header_timeout{10000};  // from that byte to the end of the header
   std::chrono::milliseconds write_timeout{10000};
+  // Open connections. At the cap the listener stops accepting: new
+  // connections wait in the kernel's backlog until one closes.
+  std::size_t max_connections = 10000;
 };
+
+// Checks a request's head (no body) before `100 Continue` invites the body:
+// a reply refuses the request, and the connection closes without reading
+// the body. Runs on the connection's strand; must not block or throw.
+using Screen = std::function<std::optional<Response>(const Request& head)>;
 
 class Server {
  public:
-  Server(boost::asio::io_context& io, ServerLimits limits, Handler handler);
+  Server(boost::asio::io_context& io, ServerLimits limits, Handler handler, Screen screen = {});
   ~Server();
 
   // Binds and starts accepting; returns the bound port (0 picks a free one).
@@ -37,6 +46,11 @@ class Server {
   void stop_accepting();
   // Requests received whose reply has not been written yet.
   std::size_t active_requests() const;
+  // Connections accepted and not yet closed.
+  std::size_t open_connections() const;
+  // Failed accepts (EMFILE and the like) since the start; each one is
+  // followed by a growing pause, so the count stays small.
+  std::size_t accept_errors() const;
 
   struct State;
 

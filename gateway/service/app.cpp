@@ -44,6 +44,56 @@ App::Reply App::handle(http::Request request) {
   co_return std::move(*reply);
 }
 
+std::optional<http::Response> App::screen(const http::Request& head) {
+  Call call;
+  call.request = head;
+  auto id = head.header("X-Request-Id");
+  call.request_id = id && is_label(*id) ? std::string(*id) : to_hex(random_bytes(12));
+  std::optional<http::Response> refusal;
+  std::string_view allow;
+  try {
+    auto target = split_target(head.target);
+    if (!target) throw Rejection(Code::invalid_request, "request target is not a valid origin-form path");
+    call.target = std::move(*target);
+    const auto route = route_for(call.target.segments);
+    if (!route) throw Rejection(Code::not_found, "no such route");
+    call.route = route->name;
+    if (!route->method.empty() && head.method != route->method) {
+      allow = route->method;
+      throw Rejection(Code::method_not_allowed, "use " + std::string(route->method) + " here");
+    }
+    const auto& s = call.target.segments;
+    if (route->name.starts_with("admin")) {
+      require_operator(call);
+    } else if (s.size() >= 5 && s[0] == "v1" && s[1] == "tenants") {
+      require_agent_for(call, task_scope(call).tenant);
+      if (route->name == "proxy") {
+        auto found = providers_.find(s[6]);
+        if (found == providers_.end()) throw Rejection(Code::not_found, "no provider named '" + s[6] + "'");
+        const ProviderConfig& config = *found->second.config;
+        if (!config.credential_for(s[2]))
+          throw Rejection(Code::forbidden, "provider " + config.name + " has no account for tenant " + s[2]);
+        auto length = head.header("Content-Length");
+        if (length && decimal_integer(*length).value_or(0) > static_cast<std::int64_t>(config.max_request_body_bytes))
+          throw Rejection(Code::payload_too_large, "request body exceeds this provider's " +
+                                                       std::to_string(config.max_request_body_bytes) + " bytes");
+      }
+    }
+  } catch (const Rejection& r) {
+    refusal = http::problem(r.code, r.what());
+  } catch (const std::exception& e) {
+    std::cerr << "request " << call.request_id << ": internal error while screening: " << e.what() << std::endl;
+    refusal = http::problem(Code::internal_error, "internal error; see the gateway log");
+  }
+  if (refusal) {
+    if (!allow.empty()) refusal->set("Allow", std::string(allow));
+    refusal->set("X-Request-Id", call.request_id);
+    deps_.metrics.count_reply(call.route, refusal->header("Gateway-Status").value_or("refused"),
+                              std::chrono::steady_clock::duration::zero());
+  }
+  return refusal;
+}
+
 std::optional<App::Route> App::route_for(const std::vector<std::string>& s) const {
   if (s.size() == 1 && s[0] == "healthz") return Route{"healthz", "GET", &App::healthz};
   if (s.size() == 1 && s[0] == "readyz") return Route{"readyz", "GET", &App::readyz};

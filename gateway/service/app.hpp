@@ -51,6 +51,14 @@ class App {
   // Never throws: every failure becomes a problem reply.
   asio::awaitable<http::Response> handle(http::Request request);
 
+  // What handle() would refuse from the head alone, before `100 Continue`
+  // invites the body (http::Screen): unknown route, wrong method, missing or
+  // unknown token, wrong kind of token, a tenant the agent is not bound to,
+  // an unknown provider or one with no account for that tenant, and a
+  // declared body over the provider's limit. nullopt: invite the body; the
+  // route still checks everything again.
+  std::optional<http::Response> screen(const http::Request& head);
+
   // The provider-lookup loop, run by the runtime on its duties strand.
   Reconciler& reconciler() { return *reconciler_; }
 

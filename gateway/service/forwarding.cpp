@@ -1,5 +1,7 @@
 #include "service/forwarding.hpp"
 
+#include "core/base64url.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -113,8 +115,17 @@ ProviderTarget split_provider_target(std::string_view target) {
 }
 
 std::string headers_to_json(const http::Fields& headers) {
+  const auto plain = [](std::string_view v) {
+    return std::ranges::all_of(v, [](unsigned char c) { return c == '\t' || (c >= 0x20 && c <= 0x7e); });
+  };
   auto j = nlohmann::json::array();
-  for (const auto& [k, v] : headers) j.push_back({k, v});
+  for (const auto& [k, v] : headers) {
+    if (plain(v))
+      j.push_back({k, v});
+    else
+      j.push_back({k, {{"base64", base64_encode(v)}}});
+  }
+  // Names are HTTP tokens (ASCII) and every other value is ASCII by now.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -122,9 +133,15 @@ http::Fields headers_from_json(std::string_view text) {
   http::Fields out;
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_array()) return out;
-  for (const auto& pair : j)
-    if (pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_string())
+  for (const auto& pair : j) {
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string()) continue;
+    if (pair[1].is_string()) {
       out.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
+    } else if (pair[1].is_object() && pair[1].contains("base64") && pair[1]["base64"].is_string()) {
+      if (auto bytes = base64_decode(pair[1]["base64"].get<std::string>()))
+        out.emplace_back(pair[0].get<std::string>(), std::move(*bytes));
+    }
+  }
   return out;
 }
 

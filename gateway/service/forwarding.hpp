@@ -62,6 +62,9 @@ http::Fields to_fields(const std::vector<upstream::Header>& headers);
 std::vector<upstream::Header> to_upstream(const http::Fields& fields);
 
 // Headers kept in the ledger, as JSON [[name, value], ...] text, and back.
+// A value with any byte outside printable ASCII and tab (obs-text, which
+// need not be UTF-8) is kept as [name, {"base64": ...}], so a replay repeats
+// it byte for byte.
 std::string headers_to_json(const http::Fields& headers);
 http::Fields headers_from_json(std::string_view json);
 

@@ -16,6 +16,7 @@ ProviderRoutes provider_routes(const Config& config) {
     e.connect_timeout = p.connect_timeout;
     e.request_timeout = p.request_timeout;
     e.max_connections = p.max_connections;
+    e.max_queued = p.max_queued;
     e.queue_timeout = p.queue_timeout;
     e.idle_retire = p.idle_retire;
     e.max_response_body = p.max_response_body_bytes;

@@ -113,7 +113,7 @@ App::Reply App::proxy(Call& call) {
 
   const auto [rest, query] = split_provider_target(rq.target);
   // Whatever the method: a read that climbs out of the base path is as bad.
-  if (auto why = provider_path_problem(rest)) throw Rejection(Code::invalid_request, *why);
+  if (auto why = provider_path_problem(rest, config.allowed_path_forms)) throw Rejection(Code::invalid_request, *why);
   ForwardContext context{call.request_id, rq.remote,
                          rq.header("Host") ? std::optional<std::string>(*rq.header("Host")) : std::nullopt};
   upstream::Request upstream{rq.method, upstream_target(config, rest, query), {}, rq.body};

@@ -199,8 +199,13 @@ struct Runtime::Impl {
 
   SessionOptions session_options() const {
     const auto& d = config.database;
-    return SessionOptions{d.url, d.connect_timeout_s, d.statement_timeout, d.lock_timeout,
-                          std::chrono::milliseconds(200)};
+    SessionOptions o{d.url, d.connect_timeout_s, d.statement_timeout, d.lock_timeout,
+                     std::chrono::milliseconds(200)};
+    o.keepalives_idle_s = d.keepalives_idle_s;
+    o.keepalives_interval_s = d.keepalives_interval_s;
+    o.keepalives_count = d.keepalives_count;
+    o.tcp_user_timeout = d.tcp_user_timeout;
+    return o;
   }
 
   void migrate() {
@@ -229,7 +234,8 @@ std::uint16_t Runtime::start() {
   auto& m = *impl_;
   m.migrate();
   const auto& d = m.config.database;
-  m.pool = std::make_unique<Pool>(PoolOptions{m.session_options(), d.pool_size, d.queue_limit, d.queue_timeout});
+  m.pool = std::make_unique<Pool>(
+      PoolOptions{m.session_options(), d.pool_size, d.queue_limit, d.queue_timeout, d.call_timeout});
   m.database = std::make_unique<Database>(*m.pool, m.retry);
   m.upstream = std::make_unique<upstream::Client>(m.io);
   m.app = std::make_unique<App>(
@@ -237,9 +243,10 @@ std::uint16_t Runtime::start() {
                 m.rejections, m.reconcile, m.webhooks, m.metrics, m.upstream.get()});
   const auto& h = m.config.http;
   http::ServerLimits limits{h.max_header_bytes, h.max_body_bytes, h.read_timeout, h.idle_timeout,
-                            h.read_timeout};
+                            h.header_timeout,   h.read_timeout,   h.max_connections};
   m.server = std::make_unique<http::Server>(
-      m.io, limits, [app = m.app.get()](http::Request r) { return app->handle(std::move(r)); });
+      m.io, limits, [app = m.app.get()](http::Request r) { return app->handle(std::move(r)); },
+      [app = m.app.get()](const http::Request& head) { return app->screen(head); });
   auto port = m.server->listen(m.config.listen.address, m.config.listen.port);
   m.work.emplace(m.io.get_executor());
   for (unsigned i = 0; i < h.io_threads; ++i) m.io_threads.emplace_back([&m] { m.io.run(); });

@@ -2,6 +2,10 @@
 
 #include <pqxx/pqxx>
 
+#include <algorithm>
+
+#include <sys/socket.h>
+
 namespace gw {
 namespace {
 
@@ -11,18 +15,30 @@ std::int64_t steady_ms() {
       .count();
 }
 
-std::string with_connection_options(const SessionOptions& o) {
-  const std::string timeout = std::to_string(o.connect_timeout_s);
-  if (o.url.rfind("postgres://", 0) == 0 || o.url.rfind("postgresql://", 0) == 0) {
-    const char* sep = o.url.find('?') == std::string::npos ? "?" : "&";
-    return o.url + sep + "connect_timeout=" + timeout +
-           "&keepalives=1&keepalives_idle=30&application_name=write-gateway";
-  }
-  return o.url + " connect_timeout=" + timeout +
-         " keepalives=1 keepalives_idle=30 application_name=write-gateway";
-}
-
 }  // namespace
+
+std::string connection_string(const SessionOptions& o) {
+  const std::pair<const char*, std::string> options[] = {
+      {"connect_timeout", std::to_string(o.connect_timeout_s)},
+      {"keepalives", "1"},
+      {"keepalives_idle", std::to_string(o.keepalives_idle_s)},
+      {"keepalives_interval", std::to_string(o.keepalives_interval_s)},
+      {"keepalives_count", std::to_string(o.keepalives_count)},
+      {"tcp_user_timeout", std::to_string(o.tcp_user_timeout.count())},
+      {"application_name", "write-gateway"},
+  };
+  const bool uri = o.url.rfind("postgres://", 0) == 0 || o.url.rfind("postgresql://", 0) == 0;
+  std::string out = o.url;
+  char sep = uri ? (o.url.find('?') == std::string::npos ? '?' : '&') : ' ';
+  for (const auto& [key, value] : options) {
+    out += sep;
+    out += key;
+    out += '=';
+    out += value;
+    if (uri) sep = '&';
+  }
+  return out;
+}
 
 Session::Session(const SessionOptions& options,
                  std::shared_ptr<std::atomic<std::int64_t>> last_failure)
@@ -32,11 +48,11 @@ Session::~Session() = default;
 
 pqxx::connection& Session::connection() {
   if (connection_ && connection_->is_open()) return *connection_;
-  connection_.reset();
+  discard();
   if (steady_ms() - last_failure_->load() < options_.reconnect_backoff.count())
     throw pqxx::broken_connection("database unreachable (recent connect failed)");
   try {
-    auto c = std::make_unique<pqxx::connection>(with_connection_options(options_));
+    auto c = std::make_unique<pqxx::connection>(connection_string(options_));
     pqxx::nontransaction setup(*c);
     // Per-statement deadlines keep a stuck database from holding a worker.
     setup.exec("SET statement_timeout = " + std::to_string(options_.statement_timeout.count()) +
@@ -44,6 +60,7 @@ pqxx::connection& Session::connection() {
                "; SET idle_in_transaction_session_timeout = " +
                std::to_string(options_.statement_timeout.count() * 4));
     setup.commit();
+    std::lock_guard lock(socket_mutex_);
     connection_ = std::move(c);
   } catch (const pqxx::failure&) {
     last_failure_->store(steady_ms());
@@ -52,12 +69,24 @@ pqxx::connection& Session::connection() {
   return *connection_;
 }
 
-void Session::discard() { connection_.reset(); }
+void Session::discard() {
+  std::unique_ptr<pqxx::connection> gone;
+  std::lock_guard lock(socket_mutex_);
+  gone.swap(connection_);
+}
+
+void Session::interrupt() {
+  // Under the lock the socket cannot be closed (and its number reused) meanwhile.
+  std::lock_guard lock(socket_mutex_);
+  if (connection_ && connection_->sock() >= 0) ::shutdown(connection_->sock(), SHUT_RDWR);
+}
 
 Pool::Pool(PoolOptions options)
     : options_(std::move(options)),
       last_failure_(std::make_shared<std::atomic<std::int64_t>>(-1'000'000'000)) {
-  for (unsigned i = 0; i < options_.size; ++i) workers_.emplace_back([this] { work(); });
+  watches_.resize(options_.size);
+  watchdog_ = std::thread([this] { watch(); });
+  for (unsigned i = 0; i < options_.size; ++i) workers_.emplace_back([this, i] { work(i); });
 }
 
 Pool::~Pool() { stop(); }
@@ -90,6 +119,12 @@ void Pool::stop() {
   for (auto& w : workers_)
     if (w.joinable()) w.join();
   workers_.clear();
+  {
+    std::lock_guard lock(watch_mutex_);
+    watch_stopping_ = true;
+  }
+  watch_changed_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
 }
 
 std::size_t Pool::queued() const {
@@ -97,7 +132,7 @@ std::size_t Pool::queued() const {
   return queue_.size() + outcomes_.size();
 }
 
-void Pool::work() {
+void Pool::work(std::size_t index) {
   Session session(options_.session, last_failure_);
   for (;;) {
     Queued next;
@@ -114,8 +149,41 @@ void Pool::work() {
       continue;
     }
     ++busy_;
+    {
+      std::lock_guard lock(watch_mutex_);
+      watches_[index] = {&session, std::chrono::steady_clock::now() + options_.call_timeout};
+    }
+    // The watchdog may be waiting with no deadline at all.
+    watch_changed_.notify_one();
     next.job.run(session);
+    {
+      std::lock_guard lock(watch_mutex_);
+      watches_[index].session = nullptr;
+    }
     --busy_;
+  }
+}
+
+void Pool::watch() {
+  using clock = std::chrono::steady_clock;
+  std::unique_lock lock(watch_mutex_);
+  while (!watch_stopping_) {
+    auto next = clock::time_point::max();
+    const auto now = clock::now();
+    for (auto& w : watches_) {
+      if (!w.session) continue;
+      if (w.deadline <= now) {
+        w.session->interrupt();
+        ++interrupted_;
+        w.deadline = now + std::chrono::seconds(1);  // again, should a reconnect stall too
+      }
+      next = std::min(next, w.deadline);
+    }
+    // A timed wait on the nearest deadline: the watchdog's timer.
+    if (next == clock::time_point::max())
+      watch_changed_.wait(lock);
+    else
+      watch_changed_.wait_until(lock, next);
   }
 }
 

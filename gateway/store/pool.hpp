@@ -27,7 +27,16 @@ struct SessionOptions {
   // After a failed connect, other sessions fail fast for this long instead of
   // each waiting out connect_timeout against a database that is down.
   std::chrono::milliseconds reconnect_backoff{200};
+  // libpq's TCP settings: a peer that vanished, or packets dropped, ends the
+  // connection in seconds instead of the kernel's many minutes.
+  unsigned keepalives_idle_s = 30;
+  unsigned keepalives_interval_s = 5;
+  unsigned keepalives_count = 3;
+  std::chrono::milliseconds tcp_user_timeout{10000};  // 0: the kernel's default
 };
+
+// The libpq connection string for `o`: its url plus the timeouts above.
+std::string connection_string(const SessionOptions& o);
 
 // One connection, opened on first use and replaced (never reused) after it
 // breaks: a reconnect would lose session settings and prepared statements.
@@ -41,10 +50,14 @@ class Session {
   // Throws pqxx::broken_connection when the database cannot be reached.
   pqxx::connection& connection();
   void discard();
+  // Cuts the connection's socket (shutdown, not close): a call blocked on it
+  // returns at once as a broken connection. Safe from any thread.
+  void interrupt();
 
  private:
   const SessionOptions& options_;
   std::shared_ptr<std::atomic<std::int64_t>> last_failure_;
+  std::mutex socket_mutex_;  // connection_ replaced vs interrupt() reading its socket
   std::unique_ptr<pqxx::connection> connection_;
 };
 
@@ -59,6 +72,10 @@ struct PoolOptions {
   unsigned size = 8;
   std::size_t queue_limit = 4096;
   std::chrono::milliseconds queue_timeout{3000};
+  // A job still running after this has its connection cut (Session::interrupt),
+  // again each second until it returns: the peer may acknowledge every
+  // packet and never answer (a stalled proxy), which no TCP timeout sees.
+  std::chrono::milliseconds call_timeout{10000};
 };
 
 class Pool {
@@ -84,13 +101,21 @@ class Pool {
   std::size_t queued() const;
   std::size_t busy() const { return busy_.load(); }
   std::size_t size() const { return workers_.size(); }
+  // Connections cut by the call_timeout watchdog since the start.
+  std::size_t interrupted() const { return interrupted_.load(); }
 
  private:
   struct Queued {
     Job job;
     std::chrono::steady_clock::time_point since;
   };
-  void work();
+  // A worker's job in progress, for the watchdog.
+  struct Watch {
+    Session* session = nullptr;  // null: idle
+    std::chrono::steady_clock::time_point deadline;
+  };
+  void work(std::size_t index);
+  void watch();
 
   PoolOptions options_;
   std::shared_ptr<std::atomic<std::int64_t>> last_failure_;
@@ -100,6 +125,12 @@ class Pool {
   std::deque<Queued> outcomes_;  // Lane::outcome
   bool stopping_ = false;
   std::atomic<std::size_t> busy_{0};
+  std::atomic<std::size_t> interrupted_{0};
+  std::mutex watch_mutex_;
+  std::condition_variable watch_changed_;
+  std::vector<Watch> watches_;  // one per worker, under watch_mutex_
+  bool watch_stopping_ = false;
+  std::thread watchdog_;
   std::vector<std::thread> workers_;
 };
 

@@ -21,7 +21,7 @@ class io_context;
 namespace gw::upstream {
 
 // One provider's connection settings. Pools are keyed by name+host+port+tls;
-// max_connections, idle_retire and ca_file are taken from the first send for a
+// max_connections, max_queued, idle_retire and ca_file are taken from the first send for a
 // key, the per-request limits (timeouts, body limit) from every send.
 struct Endpoint {
   std::string name;  // pool key + logs
@@ -31,6 +31,7 @@ struct Endpoint {
   std::chrono::milliseconds connect_timeout{2000};   // DNS + TCP connect + TLS handshake
   std::chrono::milliseconds request_timeout{10000};  // whole exchange after a connection is obtained: write + read reply
   std::size_t max_connections = 16;                  // concurrent exchanges per endpoint; excess requests queue
+  std::size_t max_queued = 1024;                     // requests waiting for a slot; past it, refused at once
   std::chrono::milliseconds queue_timeout{2000};     // max wait for a connection slot (nothing sent)
   std::chrono::milliseconds idle_retire{2000};       // pooled idle connections older than this are closed, never reused
   std::size_t max_response_body = 1 << 20;
@@ -57,7 +58,7 @@ struct Response {
 // request byte left this process; the last two mean at least one did.
 enum class Failure {
   none,
-  queue_timeout,        // no connection slot in time, or the client shut down
+  queue_timeout,        // no connection slot in time, the queue full, or the client shut down
   connect_failed,       // DNS, TCP connect, or the connect deadline
   tls_failed,           // handshake or certificate verification
   write_failed_unsent,  // the write failed with 0 bytes accepted, or the request was malformed

@@ -39,6 +39,7 @@ pool::pool(net::io_context& io, const Endpoint& endpoint)
       strand_(net::make_strand(io)),
       // 0 would queue every request until its queue deadline.
       max_connections_(std::max<std::size_t>(1, endpoint.max_connections)),
+      max_queued_(endpoint.max_queued),
       idle_retire_(endpoint.idle_retire),
       sweep_timer_(strand_) {
   if (endpoint.tls) tls_context_ = make_tls_context(endpoint.ca_file, tls_context_error_);
@@ -64,6 +65,11 @@ void pool::admit(const std::shared_ptr<call>& c) {
     return complete(*c, unsent(Failure::write_failed_unsent, "request not sent: " + problem));
   if (c->endpoint.tls && !tls_context_) return complete(*c, unsent(Failure::tls_failed, tls_context_error_));
   if (busy_ < max_connections_ && waiters_.empty()) return start(c);
+  // Bounded: past it a burst is refused at once, unsent, instead of holding
+  // memory and agents' connections until each one's queue deadline.
+  if (waiters_.size() >= max_queued_)
+    return complete(*c, unsent(Failure::queue_timeout, "upstream queue full (max_queued " +
+                                                           std::to_string(max_queued_) + "); nothing was sent"));
 
   c->queued = true;
   c->queue_timer.emplace(strand_);

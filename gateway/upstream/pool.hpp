@@ -1,5 +1,5 @@
 // One endpoint's connection pool: at most max_connections exchanges at a
-// time, a FIFO queue with a deadline for the rest, idle keep-alive
+// time, a FIFO queue of at most max_queued with a deadline for the rest, idle keep-alive
 // connections checked before reuse and retired after idle_retire. All state
 // lives on the pool's strand; submit() and shutdown() may be called from any
 // thread.
@@ -62,6 +62,7 @@ class pool : public std::enable_shared_from_this<pool> {
   net::io_context& io_;
   strand_type strand_;
   const std::size_t max_connections_;
+  const std::size_t max_queued_;
   const std::chrono::milliseconds idle_retire_;
   std::shared_ptr<net::ssl::context> tls_context_;  // null for plain TCP or when loading failed
   std::string tls_context_error_;

@@ -125,6 +125,22 @@ TEST_CASE("control: reply_headers are added to every business reply, in order, d
   CHECK(serve(core, booking("s3", "k3")).headers.empty());
 }
 
+TEST_CASE("control: reply_headers values given as hex carry bytes 0x80-0xFF, and are reported back as hex") {
+  provider_core core({});
+  const json headers = json::array({json::array({"X-Latin1", json{{"hex", "636166e9"}}}),
+                                    json::array({"X-Plain", "p"})});
+  CHECK(call(core, "POST", "/__test/reply_headers", json{{"headers", headers}}.dump()) == json{{"headers", headers}});
+  CHECK(serve(core, booking("s1", "k1")).headers == header_list{{"X-Latin1", "caf\xe9"}, {"X-Plain", "p"}});
+  for (const char* bad : {R"({"headers":[["X-A",{"hex":"0d0a"}]]})", R"({"headers":[["X-A",{"hex":"6"}]]})",
+                          R"({"headers":[["X-A",{"hex":"ZZ"}]]})", R"({"headers":[["X-A",{"hex":""}]]})",
+                          R"({"headers":[["X-A",{"bytes":"61"}]]})"}) {
+    CAPTURE(bad);
+    const json r = call(core, "POST", "/__test/reply_headers", bad, 400);
+    CHECK(r["error"] == "invalid_reply_headers");
+    CHECK(core.reply_headers().size() == 2);
+  }
+}
+
 TEST_CASE("control: bad reply_headers bodies are refused with the reason and change nothing") {
   const std::pair<const char*, const char*> cases[] = {
       {R"([])", "the body must be a JSON object"},

@@ -562,3 +562,89 @@ TEST_CASE("config: an object with a member twice is refused, not read first- or 
     CHECK(std::string(e.what()).find("member twice") != std::string::npos);
   }
 }
+
+TEST_CASE("config: connection limits and database TCP timeouts take documented defaults and ranges") {
+  auto c = parse_config(minimal().dump());
+  CHECK(c.http.header_timeout == std::chrono::milliseconds(10000));
+  CHECK(c.http.max_connections == 10000);
+  CHECK(c.database.keepalives_idle_s == 30);
+  CHECK(c.database.keepalives_interval_s == 5);
+  CHECK(c.database.keepalives_count == 3);
+  CHECK(c.database.tcp_user_timeout == std::chrono::milliseconds(10000));
+  CHECK(c.database.call_timeout == std::chrono::milliseconds(10000));
+
+  auto j = minimal();
+  j["http"] = {{"header_timeout_ms", 500}, {"max_connections", 2}};
+  j["database"]["keepalives_idle_s"] = 10;
+  j["database"]["keepalives_interval_s"] = 2;
+  j["database"]["keepalives_count"] = 4;
+  j["database"]["tcp_user_timeout_ms"] = 0;
+  j["database"]["call_timeout_ms"] = 2500;
+  c = parse_config(j.dump());
+  CHECK(c.http.header_timeout == std::chrono::milliseconds(500));
+  CHECK(c.http.max_connections == 2);
+  CHECK(c.database.keepalives_idle_s == 10);
+  CHECK(c.database.keepalives_interval_s == 2);
+  CHECK(c.database.keepalives_count == 4);
+  CHECK(c.database.tcp_user_timeout == std::chrono::milliseconds(0));
+  CHECK(c.database.call_timeout == std::chrono::milliseconds(2500));
+
+  const std::vector<std::pair<std::string, json>> bad_http{
+      {"header_timeout_ms", 0}, {"header_timeout_ms", "1s"}, {"max_connections", 0}, {"max_connections", 1000001}};
+  for (const auto& [field, value] : bad_http) {
+    CAPTURE(field);
+    j = minimal();
+    j["http"] = {{field, value}};
+    CHECK(error_of(j).find("$.http." + field) != std::string::npos);
+  }
+  const std::vector<std::pair<std::string, json>> bad_database{
+      {"keepalives_idle_s", 0},     {"keepalives_interval_s", 601}, {"keepalives_count", 0},
+      {"tcp_user_timeout_ms", -1},  {"call_timeout_ms", 99},        {"call_timeout_ms", true}};
+  for (const auto& [field, value] : bad_database) {
+    CAPTURE(field);
+    j = minimal();
+    j["database"][field] = value;
+    CHECK(error_of(j).find("$.database." + field) != std::string::npos);
+  }
+}
+
+TEST_CASE("config: call_timeout_ms follows a long statement_timeout_ms, and may not be below it") {
+  auto j = minimal();
+  j["database"]["statement_timeout_ms"] = 30000;
+  CHECK(parse_config(j.dump()).database.call_timeout == std::chrono::milliseconds(60000));
+  j["database"]["call_timeout_ms"] = 20000;
+  CHECK(error_of(j).find("$.database.call_timeout_ms: must not be below statement_timeout_ms") != std::string::npos);
+  j["database"]["call_timeout_ms"] = 30000;
+  CHECK(parse_config(j.dump()).database.call_timeout == std::chrono::milliseconds(30000));
+}
+
+TEST_CASE("config: providers' max_queued and allowed_path_forms") {
+  ::setenv("GW_TEST_BOOKING_KEY", "k-123", 1);
+  auto j = minimal();
+  j["providers"] = {{{"name", "booking"},
+                     {"base_url", "http://127.0.0.1:9101"},
+                     {"credential", {{"env", "GW_TEST_BOOKING_KEY"}, {"shared_by_tenants", true}}}}};
+  auto p = parse_config(j.dump()).providers.at(0);
+  CHECK(p.max_queued == 1024);
+  CHECK_FALSE(p.allowed_path_forms.dot_segments);
+  CHECK_FALSE(p.allowed_path_forms.encoded_slash);
+  CHECK_FALSE(p.allowed_path_forms.backslash);
+  CHECK_FALSE(p.allowed_path_forms.leading_double_slash);
+
+  j["providers"][0]["max_queued"] = 0;
+  j["providers"][0]["allowed_path_forms"] = {"encoded_slash", "backslash"};
+  p = parse_config(j.dump()).providers.at(0);
+  CHECK(p.max_queued == 0);
+  CHECK(p.allowed_path_forms.encoded_slash);
+  CHECK(p.allowed_path_forms.backslash);
+  CHECK_FALSE(p.allowed_path_forms.dot_segments);
+
+  for (const json& bad : {json{"encoded_nul"}, json{"Dot_Segments"}, json{1}, json("dot_segments")}) {
+    CAPTURE(bad.dump());
+    j["providers"][0]["allowed_path_forms"] = bad;
+    CHECK(error_of(j).find("$.providers[0].allowed_path_forms") != std::string::npos);
+  }
+  j["providers"][0]["allowed_path_forms"] = json::array();
+  j["providers"][0]["max_queued"] = -1;
+  CHECK(error_of(j).find("$.providers[0].max_queued") != std::string::npos);
+}

@@ -30,3 +30,55 @@ TEST_CASE("provider_path_problem: encoded slashes, backslashes, NUL and a leadin
     CHECK(provider_path_problem(path));
   }
 }
+
+TEST_CASE("provider_path_problem: a provider may opt in to each form") {
+  PathForms all;
+  for (const char* name : {"dot_segments", "encoded_slash", "backslash", "leading_double_slash"})
+    CHECK(allow_path_form(all, name));
+  PathForms none;
+  CHECK_FALSE(allow_path_form(none, "encoded_nul"));
+  CHECK_FALSE(allow_path_form(none, "DOT_SEGMENTS"));
+
+  PathForms dots;
+  allow_path_form(dots, "dot_segments");
+  CHECK_FALSE(provider_path_problem("/a/./b", dots));
+  CHECK_FALSE(provider_path_problem("/a/b/../c", dots));
+  CHECK_FALSE(provider_path_problem("/a/%2e%2e", dots));
+  // Only the form opted in to: the others are still refused.
+  CHECK(provider_path_problem("/a%2fb", dots));
+  CHECK(provider_path_problem("/a\\b", dots));
+  CHECK(provider_path_problem("//x", dots));
+
+  PathForms slash;
+  allow_path_form(slash, "encoded_slash");
+  CHECK_FALSE(provider_path_problem("/files/a%2Fb.txt", slash));
+  CHECK(provider_path_problem("/files/../b", slash));
+
+  PathForms back;
+  allow_path_form(back, "backslash");
+  CHECK_FALSE(provider_path_problem("/win\\share", back));
+  CHECK_FALSE(provider_path_problem("/win%5Cshare", back));
+
+  PathForms twice;
+  allow_path_form(twice, "leading_double_slash");
+  CHECK_FALSE(provider_path_problem("//x/y", twice));
+}
+
+TEST_CASE("provider_path_problem: even when allowed, no path climbs above the base path") {
+  PathForms all;
+  for (const char* name : {"dot_segments", "encoded_slash", "backslash", "leading_double_slash"})
+    allow_path_form(all, name);
+  for (const char* path : {"/..", "/../admin", "/a/../..", "/a/%2e%2e/%2E%2E/x", "/a%2f..%2f..", "/a\\..\\..",
+                           "/a%5C..%5c..", "//../x", "/a//../..", "/./.."}) {
+    CAPTURE(path);
+    auto why = provider_path_problem(path, all);
+    REQUIRE(why);
+    CHECK(why->find("climbs above") != std::string::npos);
+  }
+  for (const char* path : {"/a/..", "/a/b/../../c", "/a%2fb%2f..", "/a\\b\\..", "/./a"}) {
+    CAPTURE(path);
+    CHECK_FALSE(provider_path_problem(path, all));
+  }
+  // NUL is never allowed.
+  CHECK(provider_path_problem("/a%00", all));
+}

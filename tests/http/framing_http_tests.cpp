@@ -120,3 +120,46 @@ TEST_CASE("framing: request-target bytes outside visible ASCII are 400, never a 
     CHECK(r.bytes.find("Gateway-Status: invalid_request") != std::string::npos);
   }
 }
+
+TEST_CASE("Expect 100-continue: no 100 before the head passes authentication, routing and binding") {
+  Gateway g(long_idle());
+  g.set_clock(0);
+  const auto head = [](const std::string& target, const std::string& token, const std::string& method = "POST") {
+    return method + " " + target + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
+           "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(claim_body.size()) +
+           "\r\nExpect: 100-continue\r\n\r\n";
+  };
+  struct Case {
+    std::string name, bytes;
+    unsigned status;
+    std::string code;
+  };
+  const std::vector<Case> refused{
+      {"unknown token", head(task_path("tenant-a", "t1", "claim"), "not-a-token"), 401, "unauthenticated"},
+      {"tenant not bound", head(task_path("tenant-a", "t2", "claim"), agent_b), 403, "forbidden"},
+      {"operator route, agent token", head("/v1/admin/authority/rotate-realm", agent_a), 403, "forbidden"},
+      {"agent route, operator token", head(task_path("tenant-a", "t3", "claim"), operator_token), 403, "forbidden"},
+      {"no such route", head("/v1/nowhere", agent_a), 404, "not_found"},
+      {"wrong method", head(task_path("tenant-a", "t4", "claim"), agent_a, "PUT"), 405, "method_not_allowed"},
+      {"no such provider", head(task_path("tenant-a", "t5", "providers/none/x"), agent_a), 404, "not_found"},
+  };
+  for (const auto& c : refused) {
+    CAPTURE(c.name);
+    // Only the head is sent: a refusal must come without the body.
+    auto r = HttpClient(g.port(), std::chrono::seconds(20)).raw(c.bytes);
+    CHECK(r.bytes.find("100 Continue") == std::string::npos);
+    CHECK(r.bytes.rfind("HTTP/1.1 " + std::to_string(c.status), 0) == 0);
+    CHECK(r.bytes.find("Gateway-Status: " + c.code) != std::string::npos);
+    CHECK(r.closed_by_peer);
+    CHECK_FALSE(r.timed_out);
+  }
+  // A head that passes is invited, and nothing runs until its body comes.
+  auto invited = HttpClient(g.port(), std::chrono::seconds(2)).raw(head(task_path("tenant-a", "ok", "claim"), agent_a));
+  CHECK(invited.bytes == "HTTP/1.1 100 Continue\r\n\r\n");
+  CHECK(invited.timed_out);
+  // The whole request, body after the head: 100 and then the claim's reply.
+  auto whole = HttpClient(g.port(), std::chrono::seconds(20))
+                   .raw(head(task_path("tenant-a", "whole", "claim"), agent_a) + claim_body);
+  CHECK(whole.bytes.rfind("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200", 0) == 0);
+  CHECK(tasks(g) == "1");
+}

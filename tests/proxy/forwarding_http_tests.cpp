@@ -258,3 +258,36 @@ TEST_CASE("provider paths: every way out of the base path is 400, for reads and 
   CHECK(rig.provider.requests().empty());
   CHECK(g.db().scalar("SELECT count(*) FROM operations") == "0");
 }
+
+TEST_CASE("provider paths: a provider opts in to one form, which then reaches it as sent, and still never climbs out") {
+  ProviderSettings settings;
+  settings.allowed_path_forms = {"encoded_slash", "dot_segments"};
+  ProxyRig rig(settings);
+  auto& g = rig.gateway;
+  auto c = g.client();
+  g.set_clock(0);
+  for (const char* allowed : {"/bookings/a%2Fb", "/bookings/x/../bk_1", "/bookings/%2e/bk_2"}) {
+    CAPTURE(allowed);
+    Write read;
+    read.method = "GET";
+    read.expected_version.reset();
+    read.rest = allowed;
+    send(c, read);  // whatever the provider answers, the path went through
+  }
+  const auto seen = rig.provider.requests();
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[0]["target"] == "/bookings/a%2Fb");
+  CHECK(seen[1]["target"] == "/bookings/x/../bk_1");
+  CHECK(seen[2]["target"] == "/bookings/%2e/bk_2");
+  // Opted in or not, nothing climbs above the base path, and the other forms stay refused.
+  for (const char* trick : {"/..", "/bookings/../../admin", "/bookings/%2e%2e%2F%2e%2e%2Fadmin", "/bookings\\x",
+                            "//evil.example/x", "/a%00"}) {
+    CAPTURE(trick);
+    Write read;
+    read.method = "GET";
+    read.expected_version.reset();
+    read.rest = trick;
+    check_problem(send(c, read), 400, "invalid_request");
+  }
+  CHECK(rig.provider.requests().size() == 3);
+}

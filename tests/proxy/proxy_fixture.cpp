@@ -19,8 +19,11 @@ nlohmann::json booking_provider_config(const ProviderProcess& provider, const Pr
                        {"tenant-c", {{"env", booking_credential_env_c}}}}}}},
                    {"request_timeout_ms", s.request_timeout_ms},
                    {"connect_timeout_ms", s.connect_timeout_ms},
-                   {"max_request_body_bytes", s.max_request_body_bytes}};
+                   {"max_request_body_bytes", s.max_request_body_bytes},
+                   {"max_connections", s.max_connections},
+                   {"max_queued", s.max_queued}};
   if (!s.outcomes.is_null()) p["outcomes"] = s.outcomes;
+  if (!s.allowed_path_forms.is_null()) p["allowed_path_forms"] = s.allowed_path_forms;
   return p;
 }
 

@@ -30,6 +30,9 @@ struct ProviderSettings {
   std::int64_t connect_timeout_ms = 2000;
   std::int64_t max_request_body_bytes = 65536;
   nlohmann::json outcomes;  // null: the gateway's defaults
+  nlohmann::json allowed_path_forms;  // null: none
+  std::int64_t max_connections = 32;
+  std::int64_t max_queued = 1024;
 };
 
 // The "providers" entry for the demo provider, named "booking".

@@ -57,3 +57,32 @@ TEST_CASE("replay: the provider's custom and duplicate headers are replayed exac
   CHECK(values(replay, "Set-Cookie").empty());
   CHECK(provider.requests().size() == 1);  // a replay, not a second forward
 }
+
+TEST_CASE("replay: a provider header value with bytes 0x80-0xFF (not UTF-8) is passed and replayed byte for byte") {
+  ProxyRig rig;
+  auto& g = rig.gateway;
+  auto& provider = rig.provider;
+  auto c = g.client();
+  g.set_clock(0);
+  const std::string latin1 = "caf\xe9 cr\xe8me";  // ISO-8859-1 obs-text
+  std::string high = "x";
+  for (int b = 0x80; b <= 0xff; ++b) high += static_cast<char>(b);
+  provider.set_reply_headers({{"X-Latin1", latin1}, {"X-High", high}});
+  Write w;
+  w.grant = grant_token(g.claim("tenant-a", "task-a", "region-a", 60000));
+  w.key = "op-obs";
+  w.body = booking_body("slot-1");
+
+  auto first = send(c, w);
+  REQUIRE(first.code() == "committed");
+  CHECK(values(first, "X-Latin1") == std::vector<std::string>{latin1});
+  CHECK(values(first, "X-High") == std::vector<std::string>{high});
+
+  provider.set_reply_headers({});
+  auto replay = send(c, w);
+  REQUIRE(replay.code() == "historical_retry");
+  CHECK(values(replay, "X-Latin1") == std::vector<std::string>{latin1});
+  CHECK(values(replay, "X-High") == std::vector<std::string>{high});
+  CHECK(replayable_headers(replay) == replayable_headers(first));
+  CHECK(provider.requests().size() == 1);
+}

@@ -134,3 +134,18 @@ TEST_CASE("recorded headers round-trip through their JSON form") {
   CHECK(headers_from_json(headers_to_json(headers)) == headers);
   CHECK(headers_from_json("not json").empty());
 }
+
+TEST_CASE("recorded headers: values with bytes outside ASCII (obs-text, not UTF-8) round-trip byte for byte") {
+  std::string latin1 = "caf\xe9";                   // ISO-8859-1, invalid as UTF-8
+  std::string every_high;
+  for (int c = 0x80; c <= 0xff; ++c) every_high += static_cast<char>(c);
+  const http::Fields headers{{"X-Latin1", latin1}, {"X-Utf8", "caf\xc3\xa9"}, {"X-High", every_high},
+                             {"X-Plain", "a\tb c"}};
+  const auto json = headers_to_json(headers);
+  CHECK(headers_from_json(json) == headers);
+  // Stored as readable text where it can be, and as base64 only where it must.
+  CHECK(json.find(R"(["X-Plain","a\tb c"])") != std::string::npos);
+  CHECK(json.find(R"(["X-Latin1",{"base64":"Y2Fm6Q=="}])") != std::string::npos);
+  // A base64 member that does not decode is dropped, never replayed as garbage.
+  CHECK(headers_from_json(R"([["X-Bad",{"base64":"%%%"}],["X-Ok","1"]])") == http::Fields{{"X-Ok", "1"}});
+}

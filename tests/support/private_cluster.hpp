@@ -3,6 +3,7 @@
 // real fault without disturbing any other test. Destroyed afterwards.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace gw::test {
@@ -17,6 +18,7 @@ class PrivateCluster {
   void stop() const;   // pg_ctl stop -m fast: connections are cut
   void start() const;  // on the same port and data directory
   std::string url() const;
+  std::uint16_t port() const { return static_cast<std::uint16_t>(std::stoi(port_)); }
 
  private:
   int run(const std::string& verb, const std::string& args = "") const;

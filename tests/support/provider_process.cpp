@@ -1,5 +1,7 @@
 #include "support/provider_process.hpp"
 
+#include <algorithm>
+
 #include "support/http_client.hpp"
 
 #include <strings.h>
@@ -91,7 +93,20 @@ nlohmann::json ProviderProcess::activity() const { return control("GET", "/__tes
 
 void ProviderProcess::set_reply_headers(const std::vector<std::pair<std::string, std::string>>& headers) const {
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& [name, value] : headers) list.push_back({name, value});
+  for (const auto& [name, value] : headers) {
+    const bool ascii = std::ranges::all_of(value, [](unsigned char c) { return c >= 0x20 && c <= 0x7e; });
+    if (ascii) {
+      list.push_back({name, value});
+      continue;
+    }
+    // Bytes a JSON string cannot carry go as hex (control_api.hpp).
+    std::string hex;
+    for (unsigned char c : value) {
+      hex += "0123456789abcdef"[c >> 4];
+      hex += "0123456789abcdef"[c & 15];
+    }
+    list.push_back({name, {{"hex", hex}}});
+  }
   control("POST", "/__test/reply_headers", {{"headers", list}});
 }
 

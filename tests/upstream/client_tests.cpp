@@ -288,6 +288,38 @@ TEST_CASE("queue_timeout: no slot in time, nothing sent") {
   CHECK(server.connections() == 1);
 }
 
+TEST_CASE("max_queued: past the bound a request is refused at once, unsent, while the queued one still runs") {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<void> first_in;
+  std::atomic<int> seen{0};
+  test_server server([&](session& s) {
+    while (s.read_request()) {
+      // The first exchange keeps the only connection until the test releases it.
+      if (++seen == 1) {
+        first_in.set_value();
+        released.wait();
+      }
+      s.write(reply(200, "ok"));
+    }
+  });
+  harness h;
+  auto e = local(server);
+  e.max_connections = 1;
+  e.max_queued = 1;
+  e.queue_timeout = 600s;  // far away: a refusal before it can only be the bound
+  auto a = h.start(e, get("/a"));
+  first_in.get_future().wait();
+  auto b = h.start(e, get("/b"));  // queued behind /a
+  auto c = h.send(e, get("/c"));   // over the bound
+  check_failure(c, Failure::queue_timeout, false);
+  CHECK(c.detail.find("queue full") != std::string::npos);
+  release.set_value();
+  check_success(wait(std::move(a)), 200);
+  check_success(wait(std::move(b)), 200);
+  CHECK(seen == 2);
+}
+
 TEST_CASE("a response over the limits is response_too_large, sent, and the connection is dropped") {
   std::string response;
   SUBCASE("Content-Length body") { response = reply(200, std::string(5000, 'x')); }

@@ -1,0 +1,233 @@
+// The HTTP front door's own limits (issue #8), on a bare http::Server with a
+// trivial handler and real sockets: the slowloris header deadline, the
+// connection cap, the pause after a failed accept (a real EMFILE), and
+// `100 Continue` only for a head the screen lets through.
+#include "http/server.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+namespace {
+
+// A plain blocking TCP connection to 127.0.0.1, with poll() for deadlines.
+class Conn {
+ public:
+  explicit Conn(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    REQUIRE(fd_ >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  }
+  ~Conn() { close(); }
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  // False once the peer has closed (EPIPE/ECONNRESET).
+  bool send(const std::string& bytes) {
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+  }
+  // Whatever arrives within `wait`; nullopt when the peer closed with nothing more.
+  std::optional<std::string> receive(std::chrono::milliseconds wait) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0) return std::string();
+    char buf[4096];
+    auto n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) return std::nullopt;
+    return std::string(buf, static_cast<std::size_t>(n));
+  }
+  // Reads until `needle` arrived or the peer closed; throws after `limit`
+  // (a guard against a hang, not a measurement).
+  std::string receive_until(const std::string& needle, std::chrono::seconds limit = 20s) {
+    std::string all;
+    const auto give_up = std::chrono::steady_clock::now() + limit;
+    while (all.find(needle) == std::string::npos) {
+      if (std::chrono::steady_clock::now() > give_up) throw std::runtime_error("no '" + needle + "' in: " + all);
+      auto part = receive(100ms);
+      if (!part) break;
+      all += *part;
+    }
+    return all;
+  }
+
+ private:
+  int fd_;
+};
+
+const std::string hello = "GET /x HTTP/1.1\r\nHost: t\r\n\r\n";
+
+// A server on an ephemeral port with one I/O thread.
+struct Harness {
+  explicit Harness(gw::http::ServerLimits limits, gw::http::Screen screen = {})
+      : server(io, limits,
+               [this](gw::http::Request r) -> asio::awaitable<gw::http::Response> {
+                 ++handled;
+                 last_body = r.body;
+                 co_return gw::http::Response{200, {}, "ok", false, std::nullopt};
+               },
+               std::move(screen)) {
+    port = server.listen("127.0.0.1", 0);
+    thread = std::thread([this] { io.run(); });
+  }
+  ~Harness() {
+    server.stop_accepting();
+    work.reset();
+    io.stop();
+    thread.join();
+  }
+  asio::io_context io;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{io.get_executor()};
+  std::atomic<int> handled{0};
+  std::string last_body;
+  gw::http::Server server;
+  std::uint16_t port = 0;
+  std::thread thread;
+};
+
+}  // namespace
+
+TEST_CASE("slowloris: a header trickled byte by byte is cut at header_timeout, whatever the idle timeout") {
+  gw::http::ServerLimits limits;
+  limits.idle_timeout = 600s;
+  limits.header_timeout = 500ms;
+  Harness h(limits);
+  Conn c(h.port);
+  // One byte every 100 ms: each read is fresh, so only a whole-header deadline ends it.
+  const std::string head = "GET /x HTTP/1.1\r\nHost: t\r\nX-Slow: " + std::string(400, 'a') + "\r\n\r\n";
+  bool cut = false;
+  std::size_t sent = 0;
+  for (; sent < head.size(); ++sent) {
+    if (!c.send(head.substr(sent, 1))) {
+      cut = true;
+      break;
+    }
+    auto got = c.receive(100ms);
+    if (!got) {
+      cut = true;
+      break;
+    }
+    REQUIRE(got->empty());  // no reply to a header that never finished
+  }
+  CHECK(cut);
+  CHECK(sent < head.size());
+  CHECK(h.handled == 0);
+}
+
+TEST_CASE("header_timeout starts at a request's first byte: an idle keep-alive connection is kept") {
+  gw::http::ServerLimits limits;
+  limits.idle_timeout = 600s;
+  limits.header_timeout = 300ms;
+  Harness h(limits);
+  Conn c(h.port);
+  REQUIRE(c.send(hello));
+  CHECK(c.receive_until("ok").find("200 OK") != std::string::npos);
+  // Idle for longer than the header deadline, then a second request: served.
+  auto quiet = c.receive(900ms);
+  REQUIRE(quiet);
+  CHECK(quiet->empty());
+  REQUIRE(c.send(hello));
+  CHECK(c.receive_until("ok").find("200 OK") != std::string::npos);
+  CHECK(h.handled == 2);
+}
+
+TEST_CASE("connection cap: past max_connections a new connection waits, and is served once one closes") {
+  gw::http::ServerLimits limits;
+  limits.max_connections = 2;
+  Harness h(limits);
+  Conn a(h.port), b(h.port);
+  REQUIRE(a.send(hello));
+  REQUIRE(b.send(hello));
+  a.receive_until("ok");
+  b.receive_until("ok");
+  CHECK(h.server.open_connections() == 2);
+
+  Conn c(h.port);  // the kernel completes the handshake; the gateway does not accept it yet
+  REQUIRE(c.send(hello));
+  auto early = c.receive(500ms);
+  REQUIRE(early);
+  CHECK(early->empty());
+  CHECK(h.handled == 2);
+  CHECK(h.server.open_connections() == 2);
+
+  a.close();
+  CHECK(c.receive_until("ok").find("200 OK") != std::string::npos);
+  CHECK(h.handled == 3);
+}
+
+TEST_CASE("accept failing with EMFILE pauses and retries instead of spinning, then serves the waiting client") {
+  Harness h(gw::http::ServerLimits{});
+  rlimit before{};
+  REQUIRE(getrlimit(RLIMIT_NOFILE, &before) == 0);
+  Conn waiting(h.port);  // queued in the listen backlog before the limit drops
+  // A new descriptor takes the lowest free number; the limit bounds the number. With the
+  // limit at that number there is no descriptor left for accept(): it fails with EMFILE.
+  const int lowest_free = ::dup(0);
+  REQUIRE(lowest_free >= 0);
+  ::close(lowest_free);
+  rlimit tight = before;
+  tight.rlim_cur = static_cast<rlim_t>(lowest_free);
+  REQUIRE(setrlimit(RLIMIT_NOFILE, &tight) == 0);
+  const auto errors_at = [&] { return h.server.accept_errors(); };
+  // Give accept a full second to fail: with a pause that doubles from 5 ms it tries about 8
+  // times; a loop without a pause would fail hundreds of thousands of times.
+  std::this_thread::sleep_for(1s);
+  const auto failed = errors_at();
+  REQUIRE(setrlimit(RLIMIT_NOFILE, &before) == 0);
+  CHECK(failed >= 1);
+  CHECK(failed < 50);
+
+  REQUIRE(waiting.send(hello));
+  CHECK(waiting.receive_until("ok").find("200 OK") != std::string::npos);
+}
+
+TEST_CASE("Expect: 100-continue: a head the screen refuses gets the refusal, never 100, and the body is not read") {
+  gw::http::ServerLimits limits;
+  Harness h(limits, [](const gw::http::Request& head) -> std::optional<gw::http::Response> {
+    if (head.header("Authorization") == std::optional<std::string_view>("Bearer good")) return std::nullopt;
+    return gw::http::Response{401, {}, "no", false, std::nullopt};
+  });
+  {
+    Conn c(h.port);
+    REQUIRE(c.send("POST /x HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer bad\r\nExpect: 100-continue\r\n"
+                   "Content-Length: 5\r\n\r\n"));
+    auto reply = c.receive_until("no");
+    CHECK(reply.find("100 Continue") == std::string::npos);
+    CHECK(reply.rfind("HTTP/1.1 401", 0) == 0);
+    // The connection closes: the body the client may still send is never taken as a request.
+    CHECK_FALSE(c.receive(5s).has_value());
+    CHECK(h.handled == 0);
+  }
+  {
+    Conn c(h.port);
+    REQUIRE(c.send("POST /x HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer good\r\nExpect: 100-continue\r\n"
+                   "Content-Length: 5\r\n\r\n"));
+    CHECK(c.receive_until("\r\n\r\n").rfind("HTTP/1.1 100 Continue\r\n", 0) == 0);
+    REQUIRE(c.send("hello"));
+    CHECK(c.receive_until("ok").find("200 OK") != std::string::npos);
+    CHECK(h.handled == 1);
+    CHECK(h.last_body == "hello");
+  }
+}
