@@ -168,6 +168,10 @@ cmd_start() {
       # C locale: no dependence on the caller's LANG or on which locales are generated.
       as_pg "$PGBIN/initdb" -D "$real" --auth=trust -U postgres --locale=C -E UTF8 >/dev/null \
         || die "initdb failed for $real"
+      # Also any other address of this host: a test that adds one (a private network namespace,
+      # with PG_EXTRA_OPTS widening listen_addresses) connects through it. Nothing outside the
+      # host matches, and by default the server listens on 127.0.0.1 only.
+      echo "host all all samehost trust" | as_pg tee -a "$real/pg_hba.conf" >/dev/null
     fi
     as_pg mkdir -p "$real/socket"
     # Close the lock descriptor for pg_ctl: the postmaster would otherwise inherit it and hold

@@ -6,6 +6,9 @@
 //  - packets are dropped (a blackhole route, in a private network namespace
 //    so nothing else on the machine is touched): libpq's tcp_user_timeout
 //    ends the call, since the query is never acknowledged.
+// One database connection (pool_size 1), made by the first claim: the claim
+// under the fault must use it. A fresh connect would fail on its own
+// connect_timeout, and the test would prove nothing.
 // Either way the agent gets 503 authority_unavailable in seconds instead of
 // a request that hangs for the kernel's ~15 minutes, and the same gateway
 // serves again once the path is back. The HTTP client's own deadline is far
@@ -45,7 +48,7 @@ TEST_CASE("database behind a proxy that stops answering: the call is cut at call
   StallingProxy proxy("127.0.0.1", pg.port());
   Gateway g("host=127.0.0.1 port=" + std::to_string(proxy.port()) + " user=postgres dbname=postgres",
             {.manual_clock = true, .edit = [](nlohmann::json& c) {
-               c["database"]["pool_size"] = 2;
+               c["database"]["pool_size"] = 1;
                c["database"]["connect_timeout_s"] = 1;
                c["database"]["statement_timeout_ms"] = 1000;
                c["database"]["call_timeout_ms"] = 1500;
@@ -77,7 +80,7 @@ TEST_CASE("database packets dropped mid-connection: tcp_user_timeout ends the ca
   PrivateCluster pg;
   Gateway g("host=" + silent_host + " port=" + std::to_string(pg.port()) + " user=postgres dbname=postgres",
             {.manual_clock = true, .edit = [](nlohmann::json& c) {
-               c["database"]["pool_size"] = 2;
+               c["database"]["pool_size"] = 1;
                c["database"]["connect_timeout_s"] = 1;
                c["database"]["statement_timeout_ms"] = 1000;
                c["database"]["tcp_user_timeout_ms"] = 1000;
