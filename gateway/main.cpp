@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <iostream>
+
+#include <sys/resource.h>
 
 namespace {
 
@@ -15,6 +18,25 @@ int usage() {
                "  --manual-clock  authority time is set only by POST /v1/admin/clock (tests)\n"
                "  --migrate-only  apply schema migrations and exit\n";
   return 2;
+}
+
+// Every inbound, database and provider connection is a descriptor, and the
+// usual soft limit (1024) is far below http.max_connections: take the hard
+// limit, and say so when even that is short (accept then backs off on EMFILE).
+void raise_open_file_limit(const gw::Config& config) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  std::uint64_t needed = config.http.max_connections + config.database.pool_size + 64;
+  for (const auto& p : config.providers) needed += p.max_connections;
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed)
+    std::cerr << "warning: the open-file limit (" << limit.rlim_cur << ") is below the " << needed
+              << " descriptors this config may use (http.max_connections + database.pool_size + each provider's "
+                 "max_connections + 64); past it the listener backs off until a connection closes"
+              << std::endl;
 }
 
 }  // namespace
@@ -43,6 +65,7 @@ int main(int argc, char** argv) {
 
   try {
     auto config = gw::load_config(config_path);
+    raise_open_file_limit(config);
     if (migrate_only) options.database_wait = std::chrono::milliseconds(5000);
     gw::Runtime runtime(config, options);
     if (migrate_only) {

@@ -90,6 +90,7 @@ class GatewayProcess {
                  std::vector<std::pair<std::string, std::string>> env = {});
 
   std::uint16_t port() const { return port_; }
+  pid_t pid() const { return process_->pid(); }
   HttpClient client() const { return HttpClient(port_); }
   // SIGKILL: no drain, no outcome recording; returns once the process is reaped.
   void kill_now();
