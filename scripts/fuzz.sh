@@ -18,9 +18,10 @@ esac
 
 scripts/deps.sh
 
-# clang-14 compiles, libclang-rt-14-dev holds libFuzzer and the sanitizer runtimes (Debian 12 has
-# no separate libfuzzer package for clang's -fsanitize=fuzzer), llvm-14 the symbolizer that turns
-# a crash's stack into file:line.
+# clang-14 compiles; libclang-rt-14-dev holds the libFuzzer that -fsanitize=fuzzer links
+# (libclang_rt.fuzzer-x86_64.a) and the sanitizer runtimes (Debian's libfuzzer-14-dev is a
+# separate libFuzzer.a for -lFuzzer, not needed); llvm-14 has the symbolizer that turns a crash's
+# stack into file:line.
 fuzz_packages=(clang-14 libclang-rt-14-dev llvm-14)
 if [ "${GATEWAY_SKIP_DEPS:-0}" != 1 ]; then
   missing=()
