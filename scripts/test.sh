@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # THE test command: scripts/test.sh [release|asan|all]   (default: all)
 # Builds the tree(s), starts a private PostgreSQL in build/test-pg on a free port, runs ctest in
-# each tree, stops PostgreSQL, and exits non-zero if any tree failed.
+# each tree, stops PostgreSQL, runs every fuzz harness for 10 s (scripts/fuzz.sh), and exits
+# non-zero if any tree or harness failed.
 #
 # Tests find their environment in:
 #   GATEWAY_TEST_PG         libpq connection string of the shared test PostgreSQL
@@ -82,8 +83,17 @@ done
 
 # Stop now rather than in the trap so the summary is the last thing printed.
 scripts/pg.sh stop "$pgdir"
+
+# A short run of every fuzz harness (docs/fuzzing.md); a crash fails the run like a failed test.
+echo "== fuzz build/fuzz (scripts/fuzz.sh 10)"
+fuzz_rc=0
+scripts/fuzz.sh 10 || fuzz_rc=$?
+fuzz_line=$(cat build/fuzz/summary.txt 2>/dev/null || true)
+[ "$fuzz_rc" -eq 0 ] || failed=1
+
 echo
 for tree in "${trees[@]}"; do
   echo "test.sh summary [$tree]: ${result[$tree]}"
 done
+echo "test.sh summary [fuzz]: ${fuzz_line:-no fuzz summary} (fuzz.sh exit $fuzz_rc)"
 exit "$failed"

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Builds and runs the libFuzzer harnesses (tests/fuzz, docs/fuzzing.md):
+#   scripts/fuzz.sh [seconds-per-harness]   (default 15)
+# Configures build/fuzz with clang 14 (-DGATEWAY_FUZZ=ON: ASan + UBSan + coverage feedback), builds
+# it, then runs each harness for that long over a copy of its seed corpus. Prints one summary line
+# per harness and exits non-zero if any of them crashed (or failed to run). Crash inputs are kept
+# in build/fuzz/artifacts/, each harness's log in build/fuzz/logs/.
+# Replay a crash: build/fuzz/bin/<harness> build/fuzz/artifacts/<harness>-crash-...
+set -euo pipefail
+
+repo=$(cd "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+seconds=${1:-15}
+case $seconds in
+  '' | *[!0-9]*) echo "usage: $0 [seconds-per-harness]" >&2; exit 2 ;;
+esac
+
+scripts/deps.sh
+
+# clang-14 compiles; libclang-rt-14-dev holds the libFuzzer that -fsanitize=fuzzer links
+# (libclang_rt.fuzzer-x86_64.a) and the sanitizer runtimes (Debian's libfuzzer-14-dev is a
+# separate libFuzzer.a for -lFuzzer, not needed); llvm-14 has the symbolizer that turns a crash's
+# stack into file:line.
+fuzz_packages=(clang-14 libclang-rt-14-dev llvm-14)
+if [ "${GATEWAY_SKIP_DEPS:-0}" != 1 ]; then
+  missing=()
+  for pkg in "${fuzz_packages[@]}"; do
+    [ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null || true)" = "ii " ] || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "fuzz.sh: installing ${missing[*]}" >&2
+    sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -q
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+  fi
+fi
+
+# The same ccache setup as scripts/build.sh: one per-user cache for every checkout.
+export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache}
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$repo}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
+export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros}
+
+dir=build/fuzz
+rm -f "$dir/summary.txt"  # scripts/test.sh reads it: never last run's
+# -O1 with line tables: fast enough to fuzz, and every report has file:line. Debug, not Release:
+# the project's assert()s stay in.
+flags=(-DGATEWAY_FUZZ=ON -DGATEWAY_WERROR=ON -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug
+       "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1")
+# Configure once, and again whenever the flags above change (as scripts/build.sh does).
+stamp=$dir/.configured-with
+if [ ! -f "$dir/build.ninja" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${flags[*]}" ]; then
+  cmake -S . -B "$dir" -G Ninja "${flags[@]}"
+  printf '%s' "${flags[*]}" > "$stamp"
+fi
+echo "== building $dir" >&2
+cmake --build "$dir" -j"${BUILD_JOBS:-2}"
+
+harnesses=(request_head_fuzz grant_token_fuzz json_body_fuzz config_fuzz provider_path_fuzz webhook_signature_fuzz)
+mkdir -p "$dir/artifacts" "$dir/logs"
+export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-14/bin/llvm-symbolizer}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+
+declare -A result=()
+crashed=0
+for h in "${harnesses[@]}"; do
+  # libFuzzer adds what it finds to its first corpus directory: a copy, so the repo's seeds only
+  # change when someone commits new ones.
+  corpus=$dir/corpus/$h
+  rm -rf "$corpus"
+  mkdir -p "$corpus"
+  cp tests/fuzz/corpus/"$h"/* "$corpus"/
+  args=(-max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1
+        -artifact_prefix="$dir/artifacts/$h-")
+  [ -f "tests/fuzz/$h.dict" ] && args+=(-dict="tests/fuzz/$h.dict")
+  log=$dir/logs/$h.log
+  echo "== fuzzing $h for ${seconds}s" >&2
+  rc=0
+  "$dir/bin/$h" "${args[@]}" "$corpus" >"$log" 2>&1 || rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1 || true)
+  if [ "$rc" -eq 0 ]; then
+    outcome=ok
+  else
+    crashed=1
+    artifact=$(sed -n 's/.*Test unit written to //p' "$log" | tail -n 1)
+    outcome="FAILED (exit $rc${artifact:+, input $artifact}; log $log)"
+    tail -n 40 "$log" >&2
+  fi
+  result[$h]="${execs:-?} execs, ${cov:-no coverage line}, corpus $(find "$corpus" -type f | wc -l) files: $outcome"
+done
+
+echo
+failures=0
+for h in "${harnesses[@]}"; do
+  echo "fuzz.sh summary [$h]: ${result[$h]}"
+  case ${result[$h]} in *FAILED*) failures=$((failures + 1)) ;; esac
+done
+# One line for scripts/test.sh's own summary.
+echo "${#harnesses[@]} harnesses, ${seconds}s each, $failures failed" > "$dir/summary.txt"
+exit "$crashed"
