@@ -58,7 +58,9 @@ std::optional<std::string> provider_path_problem(std::string_view rest, const Pa
     return "the provider path must not start with //";
   // Empty segments add no depth: many servers merge "//" into "/".
   std::size_t depth = 0;
-  for (const auto& segment : loose_segments(rest[0] == '/' ? rest.substr(1) : rest)) {
+  for (const auto& whole : loose_segments(rest[0] == '/' ? rest.substr(1) : rest)) {
+    // Path parameters: some servers (Tomcat) read "..;x" as "..".
+    const std::string_view segment = std::string_view(whole).substr(0, whole.find(';'));
     if (segment == "." || segment == "..") {
       if (!allowed.dot_segments) return "dot-segments in the provider path are refused";
       if (segment == "..") {

@@ -24,7 +24,9 @@ struct PathForms {
 bool allow_path_form(PathForms& forms, std::string_view name);
 
 // Why the raw path after /providers/{name} (before any query) must not be
-// forwarded, or nullopt. Each form is refused unless `allowed` says
+// forwarded, or nullopt. A segment is a dot-segment when what precedes its
+// first ';' is "." or ".." (servers that take path parameters read "..;x"
+// as ".."). Each form is refused unless `allowed` says
 // otherwise. Even with every form allowed, a path whose dot-segments would
 // climb above its start is refused: read with "/", "\", %2F and %5C all as
 // separators, no ".." may pop more segments than came before it, so the

@@ -3,12 +3,13 @@
 // by gw::split_provider_target as proxy_routes.cpp does, checked by
 // gw::provider_path_problem, and joined to the provider's base path by
 // gw::upstream_target (service/forwarding.hpp). The first byte picks the
-// base path.
+// base path and which path forms the provider opted in to.
 //
 // Whenever provider_path_problem lets a path through, the target sent
 // upstream starts with the base path, and it still does after a provider's
 // framework reads it as the threat model allows: %2e as '.', %2f, %5c and
-// '\' as '/', %00 as the end of the path, then RFC 3986 dot-segment removal.
+// '\' as '/', %00 as the end of the path, ";params" ignored for dot-segments,
+// then RFC 3986 dot-segment removal.
 // Traps otherwise.
 #include "config/config.hpp"
 #include "core/provider_path.hpp"
@@ -41,9 +42,10 @@ std::string remove_dot_segments(std::string_view path) {
   while (true) {
     const auto slash = rest.find('/');
     const auto segment = rest.substr(0, slash);
+    const auto bare = segment.substr(0, segment.find(';'));  // "..;x" read as ".."
     const bool last = slash == std::string_view::npos;
-    if (segment == "." || segment == "..") {
-      if (segment == ".." && !out.empty()) out.pop_back();
+    if (bare == "." || bare == "..") {
+      if (bare == ".." && !out.empty()) out.pop_back();
       if (last) out.emplace_back();
     } else {
       out.push_back(segment);
@@ -85,6 +87,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   gw::ProviderConfig provider;
   provider.base_path = std::string(base_paths[data[0] % base_paths.size()]);
+  auto& forms = provider.allowed_path_forms;
+  forms.dot_segments = data[0] & 0x04;
+  forms.encoded_slash = data[0] & 0x08;
+  forms.backslash = data[0] & 0x10;
+  forms.leading_double_slash = data[0] & 0x20;
   const std::string target = std::string(prefix) + std::string(reinterpret_cast<const char*>(data) + 1, size - 1);
 
   const auto [rest, query] = gw::split_provider_target(target);
@@ -93,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check(rest.find('?') == std::string_view::npos);
   check(std::string_view(target).ends_with(std::string(rest) + std::string(query)));
 
-  const auto why = gw::provider_path_problem(rest);
+  const auto why = gw::provider_path_problem(rest, forms);
   // A target with a byte outside visible ASCII never gets this far (head_problem: 400).
   if (why || gw::http::head_problem(target, {})) return 0;
 
@@ -102,10 +109,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check(built.starts_with(base));
   const std::string_view path = std::string_view(built).substr(0, built.size() - query.size());
   check(path.substr(base.size()) == (rest.empty() ? std::string_view("/") : rest));
-  check(!path.starts_with("//"));  // never read as //host
+  if (!forms.leading_double_slash) check(!path.starts_with("//"));  // never read as //host
 
+  // Whatever forms are allowed, the path never climbs above the base path.
   const auto seen = as_provider_reads(path);
   check(seen.starts_with(base) && (seen.size() == base.size() || seen[base.size()] == '/'));
-  check(!seen.starts_with("//"));
+  if (!forms.leading_double_slash) check(!seen.starts_with("//"));
   return 0;
 }
