@@ -64,7 +64,7 @@ unsigned healthz(TlsConnection& c) {
 
 }  // namespace
 
-TEST_CASE("tls: HTTPS over a verified handshake; plain HTTP to the TLS port gets no HTTP reply, and serving goes on") {
+TEST_CASE("tls: HTTPS over a verified handshake, while plain HTTP to the TLS port gets no HTTP reply and serving goes on") {
   CertDir dir;
   auto server = make_server_cert(dir, "a", 0x1001);
   Gateway g({.manual_clock = true, .edit = with_tls(tls_json(server.cert))});
@@ -73,6 +73,12 @@ TEST_CASE("tls: HTTPS over a verified handshake; plain HTTP to the TLS port gets
   CHECK(healthz(c) == 200);
   CHECK(c.peer_serial() == 0x1001);
   CHECK(healthz(c) == 200);  // keep-alive over TLS
+  // A reply that closes the connection is followed by close_notify: the
+  // client can tell the end of the stream from a cut.
+  auto last = c.request("GET", "/healthz", {{"Connection", "close"}});
+  REQUIRE_MESSAGE(last.reply, last.describe());
+  CHECK(last.reply->status == 200);
+  CHECK(c.wait_for_close() == asio::error::eof);
 
   // The bytes of a plain request are no ClientHello: the handshake fails and
   // the connection closes without a byte of HTTP.
@@ -186,7 +192,7 @@ TEST_CASE("tls: a reload serves new connections with the new files and never dro
   CHECK(healthz(fresh) == 200);
 }
 
-TEST_CASE("tls: the minimum version: 1.2 by default refuses a TLS 1.1 client; 1.3 refuses a TLS 1.2 client") {
+TEST_CASE("tls: the minimum version: 1.2 by default refuses a TLS 1.1 client, and 1.3 refuses a TLS 1.2 client") {
   CertDir dir;
   auto server = make_server_cert(dir, "a", 0x1001);
   {

@@ -123,6 +123,18 @@ TlsResult TlsConnection::request(const std::string& method, const std::string& t
   return out;
 }
 
+boost::system::error_code TlsConnection::wait_for_close() {
+  auto& m = *impl_;
+  if (m.failed) return m.failed;
+  beast::get_lowest_layer(*m.stream).expires_after(m.options.timeout);
+  char chunk[256];
+  beast::error_code ended;
+  while (!ended)
+    ended = m.run([&](auto done) { m.stream->async_read_some(asio::buffer(chunk), std::move(done)); });
+  m.failed = ended;
+  return ended;
+}
+
 std::uint64_t TlsConnection::peer_serial() const {
   X509* cert = SSL_get1_peer_certificate(impl_->stream->native_handle());
   std::uint64_t serial = 0;

@@ -45,6 +45,10 @@ class TlsConnection {
   // request fails with the same error.
   TlsResult request(const std::string& method, const std::string& target, const Headers& headers = {},
                     const std::string& body = {});
+  // Reads until the server ends the connection (or the timeout passes):
+  // asio::error::eof when it sent close_notify first,
+  // asio::ssl::error::stream_truncated when it just closed the socket.
+  boost::system::error_code wait_for_close();
   // The server certificate's serial and issuer ("/CN=Test CA a"); 0 and ""
   // before a handshake succeeded.
   std::uint64_t peer_serial() const;
