@@ -1,5 +1,5 @@
 // write-gateway: wiring only. Loads the config, starts the runtime, waits
-// for SIGINT/SIGTERM, stops gracefully.
+// for SIGINT/SIGTERM and stops gracefully; SIGHUP reloads the TLS files.
 #include "config/config.hpp"
 #include "service/runtime.hpp"
 
@@ -54,14 +54,15 @@ int main(int argc, char** argv) {
   }
   if (config_path.empty()) return usage();
 
-  // Block the stop signals before any thread starts so only sigwait sees them;
-  // a peer closing a socket must not kill the process either.
+  // Block the handled signals before any thread starts so only sigwait sees
+  // them; a peer closing a socket must not kill the process either.
   std::signal(SIGPIPE, SIG_IGN);
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  sigset_t handled;
+  sigemptyset(&handled);
+  sigaddset(&handled, SIGINT);
+  sigaddset(&handled, SIGTERM);
+  sigaddset(&handled, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &handled, nullptr);
 
   try {
     auto config = gw::load_config(config_path);
@@ -80,7 +81,16 @@ int main(int argc, char** argv) {
     std::cout << "write-gateway listening on port " << port
               << (options.manual_clock ? " (manual clock)" : "") << std::endl;
     int signal = 0;
-    sigwait(&stop_signals, &signal);
+    for (;;) {
+      sigwait(&handled, &signal);
+      if (signal != SIGHUP) break;
+      // A failed reload keeps the running certificate: never stop serving over it.
+      auto reload = runtime.reload_tls();
+      if (reload.ok)
+        std::cout << "write-gateway reloaded its TLS files" << std::endl;
+      else
+        std::cout << "write-gateway TLS reload failed, still serving the previous files: " << reload.error << std::endl;
+    }
     std::cout << "write-gateway stopping (" << strsignal(signal) << ")" << std::endl;
     runtime.stop(drain);
     return 0;

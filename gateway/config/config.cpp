@@ -326,6 +326,29 @@ WebhookConfig parse_webhooks(const json& j, const std::string& path) {
   return w;
 }
 
+// listen.tls: the fields first (an unknown one is refused), then the files,
+// loaded as the listener will load them, so a bad file stops the start.
+http::TlsFiles parse_listen_tls(const json& j, const std::string& path) {
+  http::TlsFiles t;
+  {
+    Object o(j, path);
+    o.string("cert_file", t.cert_file, true);
+    o.string("key_file", t.key_file, true);
+    std::string ca;
+    o.string("client_ca_file", ca);
+    if (o.get("client_ca_file")) t.client_ca_file = ca;
+    std::string min = "1.2";
+    o.string("min_version", min);
+    if (min == "1.3")
+      t.min_version = http::TlsVersion::v1_3;
+    else if (min != "1.2")
+      fail(o.at("min_version"), "must be \"1.2\" or \"1.3\"");
+  }
+  auto loaded = http::make_server_tls_context(t);
+  if (!loaded.context) fail(path + "." + loaded.field, loaded.error);
+  return t;
+}
+
 ProviderConfig parse_provider(const json& j, const std::string& path) {
   ProviderConfig p;
   Object o(j, path);
@@ -407,6 +430,7 @@ Config parse_config(const std::string& text) {
     if (inet_pton(AF_INET, c.listen.address.c_str(), ip) != 1 &&
         inet_pton(AF_INET6, c.listen.address.c_str(), ip) != 1)
       fail("$.listen.address", "must be an IPv4 or IPv6 address");
+    if (auto t = o.get("tls")) c.listen.tls = parse_listen_tls(*t, o.at("tls"));
   }
   if (auto d = root.get("database")) {
     Object o(*d, "$.database");

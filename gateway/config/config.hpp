@@ -8,6 +8,7 @@
 #include "core/reconcile.hpp"
 #include "core/retention.hpp"
 #include "core/webhook_match.hpp"
+#include "http/tls_context.hpp"
 
 #include <chrono>
 #include <map>
@@ -30,6 +31,9 @@ using ms = std::chrono::milliseconds;
 struct ListenConfig {
   std::string address = "127.0.0.1";
   std::uint16_t port = 8080;
+  // HTTPS when set. The files are loaded at config time, at start and on
+  // each reload (SIGHUP); the paths themselves never change while running.
+  std::optional<http::TlsFiles> tls;
 };
 
 struct DatabaseConfig {

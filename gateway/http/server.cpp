@@ -9,19 +9,24 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <iostream>
+#include <mutex>
 
 namespace gw::http {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
@@ -46,6 +51,14 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
   std::atomic<std::size_t> active{0};
   std::atomic<std::size_t> connections{0};
   std::atomic<std::size_t> accept_errors{0};
+
+  // Read by the accept loop for each new connection, swapped by a reload.
+  std::shared_ptr<ssl::context> tls_context() {
+    std::lock_guard lock(tls_mutex);
+    return tls;
+  }
+  std::mutex tls_mutex;
+  std::shared_ptr<ssl::context> tls;
 };
 
 namespace {
@@ -91,12 +104,27 @@ bhttp::response<bhttp::string_body> to_message(Response&& r, unsigned version, b
   return m;
 }
 
-asio::awaitable<bool> write_reply(beast::tcp_stream& stream, Response reply, unsigned version,
-                                  bool keep_alive, bool head, const ServerLimits& limits) {
+// The peer cannot be answered: it went away, or (TLS) its stream broke or
+// ended without close_notify. Plain TCP only ever gives the first two.
+bool transport_failed(const beast::error_code& ec) {
+  return ec == asio::error::eof || ec == asio::error::connection_reset ||
+         ec.category() == asio::error::get_ssl_category() || ec.category() == ssl::error::get_stream_category();
+}
+
+// Every deadline is on the TCP stream, under TLS as well: it bounds the
+// record layer's reads and writes along with the HTTP ones.
+template <class Stream>
+void expires_after(Stream& stream, std::chrono::milliseconds timeout) {
+  beast::get_lowest_layer(stream).expires_after(timeout);
+}
+
+template <class Stream>
+asio::awaitable<bool> write_reply(Stream& stream, Response reply, unsigned version, bool keep_alive, bool head,
+                                  const ServerLimits& limits) {
   auto message = to_message(std::move(reply), version, keep_alive, head);
   bhttp::serializer<false, bhttp::string_body> sr{message};
   if (head) sr.split(true);
-  stream.expires_after(limits.write_timeout);
+  expires_after(stream, limits.write_timeout);
   if (head) {
     auto [ec, n] = co_await bhttp::async_write_header(stream, sr, use_tuple);
     co_return !ec;
@@ -114,14 +142,12 @@ struct ConnectionSlot {
   }
 };
 
-asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket socket) {
-  ConnectionSlot slot{state};
-  beast::error_code ignored;
-  auto peer = socket.remote_endpoint(ignored);
-  const std::string remote = peer.address().to_string();
-  beast::tcp_stream stream(std::move(socket));
+// The requests of one connection, the same over beast::tcp_stream and
+// beast::ssl_stream<beast::tcp_stream>.
+template <class Stream>
+asio::awaitable<void> serve(Server::State& state, Stream& stream, const std::string& remote) {
   beast::flat_buffer buffer;
-  const auto& limits = state->limits;
+  const auto& limits = state.limits;
 
   for (;;) {
     // A fresh parser per request: limits and state never leak across requests.
@@ -132,12 +158,12 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
     // Idle until a request starts; from its first byte the whole header has
     // header_timeout, so a client that trickles bytes cannot hold the slot.
     if (buffer.size() == 0) {
-      stream.expires_after(limits.idle_timeout);
+      expires_after(stream, limits.idle_timeout);
       auto [fec, fn] = co_await stream.async_read_some(buffer.prepare(4096), use_tuple);
       if (fec) break;
       buffer.commit(fn);
     }
-    stream.expires_after(limits.header_timeout);
+    expires_after(stream, limits.header_timeout);
     auto [hec, hn] = co_await bhttp::async_read_header(stream, buffer, parser, use_tuple);
     // Beast's header_limit does not count the lines it parsed whole from its
     // first read; the documented limit is the whole head, request line to
@@ -151,8 +177,7 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
       else if (hec == bhttp::error::body_limit)  // Content-Length alone already says too much
         reply = problem(Code::payload_too_large,
                         "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");
-      else if (hec != bhttp::error::end_of_stream && hec != beast::error::timeout &&
-               hec != asio::error::eof && hec != asio::error::connection_reset &&
+      else if (hec != bhttp::error::end_of_stream && hec != beast::error::timeout && !transport_failed(hec) &&
                hec != asio::error::operation_aborted && buffer.size() > 0)
         reply = problem(Code::invalid_request, "malformed HTTP request: " + hec.message());
       if (reply) {
@@ -161,11 +186,11 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
       }
       break;
     }
-    ++state->active;
+    ++state.active;
     struct ActiveGuard {
       std::atomic<std::size_t>& n;
       ~ActiveGuard() { --n; }
-    } guard{state->active};
+    } guard{state.active};
 
     auto& header = parser.get();
     const unsigned version = header.version();
@@ -187,27 +212,26 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
     if (beast::iequals(header[bhttp::field::expect], "100-continue")) {
       // The body is invited only for a request that could be served: a
       // refusal goes out instead, and the body is never read.
-      if (state->screen) {
-        if (auto refusal = state->screen(head_request(header, remote))) {
+      if (state.screen) {
+        if (auto refusal = state.screen(head_request(header, remote))) {
           refusal->close = true;
           co_await write_reply(stream, std::move(*refusal), version, false, false, limits);
           break;
         }
       }
       bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, version};
-      stream.expires_after(limits.write_timeout);
+      expires_after(stream, limits.write_timeout);
       auto [cec, cn] = co_await bhttp::async_write(stream, cont, use_tuple);
       if (cec) break;
     }
-    stream.expires_after(limits.read_timeout);
+    expires_after(stream, limits.read_timeout);
     auto [bec, bn] = co_await bhttp::async_read(stream, buffer, parser, use_tuple);
     if (bec) {
       if (bec == bhttp::error::body_limit) {
         auto reply = problem(Code::payload_too_large,
                              "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");
         co_await write_reply(stream, std::move(reply), version, false, false, limits);
-      } else if (bec != beast::error::timeout && bec != asio::error::eof &&
-                 bec != asio::error::connection_reset && bec != bhttp::error::partial_message) {
+      } else if (bec != beast::error::timeout && !transport_failed(bec) && bec != bhttp::error::partial_message) {
         auto reply = problem(Code::invalid_request, "malformed HTTP request: " + bec.message());
         co_await write_reply(stream, std::move(reply), version, false, false, limits);
       }
@@ -218,14 +242,51 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
     const bool head = message.method() == bhttp::verb::head;
     auto request = to_request(std::move(message), remote);
     const bool client_keep_alive = request.keep_alive;
-    stream.expires_never();  // the handler has its own deadlines
-    Response reply = co_await state->handler(std::move(request));
-    const bool keep_alive = client_keep_alive && !reply.close && !state->stopping;
+    beast::get_lowest_layer(stream).expires_never();  // the handler has its own deadlines
+    Response reply = co_await state.handler(std::move(request));
+    const bool keep_alive = client_keep_alive && !reply.close && !state.stopping;
     if (!co_await write_reply(stream, std::move(reply), version, keep_alive, head, limits)) break;
     if (!keep_alive) break;
   }
+}
+
+void close(beast::tcp_stream& stream) {
+  beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
   stream.close();
+}
+
+// How long close_notify may take: it is a courtesy to a peer that is done.
+constexpr std::chrono::milliseconds close_notify_timeout{1000};
+
+asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket socket,
+                              std::shared_ptr<ssl::context> tls) {
+  ConnectionSlot slot{state};
+  beast::error_code ignored;
+  const std::string remote = socket.remote_endpoint(ignored).address().to_string();
+  if (!tls) {
+    beast::tcp_stream stream(std::move(socket));
+    co_await serve(*state, stream, remote);
+    close(stream);
+    co_return;
+  }
+  // `tls` lives as long as this connection, whatever a reload swaps in.
+  beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *tls);
+  auto& lowest = beast::get_lowest_layer(stream);
+  // A client that sends no ClientHello, or trickles it, is a slow header.
+  lowest.expires_after(state->limits.header_timeout);
+  auto [hec] = co_await stream.async_handshake(ssl::stream_base::server, use_tuple);
+  if (!hec) {
+    co_await serve(*state, stream, remote);
+    // A timeout already closed the socket; otherwise end the TLS session
+    // with close_notify, so the client can tell a complete reply from a cut
+    // one. A peer that never answers it costs at most the short deadline.
+    if (lowest.socket().is_open()) {
+      lowest.expires_after(std::min(close_notify_timeout, state->limits.write_timeout));
+      co_await stream.async_shutdown(use_tuple);
+    }
+  }
+  close(lowest);
 }
 
 asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state) {
@@ -252,7 +313,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state) {
     ++state->connections;
     socket.set_option(tcp::no_delay(true), ec);
     auto executor = socket.get_executor();
-    asio::co_spawn(executor, session(state, std::move(socket)), asio::detached);
+    asio::co_spawn(executor, session(state, std::move(socket), state->tls_context()), asio::detached);
   }
 }
 
@@ -262,6 +323,11 @@ Server::Server(asio::io_context& io, ServerLimits limits, Handler handler, Scree
     : state_(std::make_shared<State>(io, limits, std::move(handler), std::move(screen))) {}
 
 Server::~Server() { stop_accepting(); }
+
+void Server::set_tls_context(std::shared_ptr<ssl::context> context) {
+  std::lock_guard lock(state_->tls_mutex);
+  state_->tls = std::move(context);
+}
 
 std::uint16_t Server::listen(const std::string& address, std::uint16_t port) {
   tcp::endpoint endpoint{asio::ip::make_address(address), port};

@@ -1,7 +1,7 @@
 // The HTTP/1.1 front door (Beast): keep-alive sessions, a fresh parser with
-// header and body limits per request, read and idle deadlines. It knows no
-// routes: every complete request goes to the Handler, a coroutine awaited on
-// the session's own strand.
+// header and body limits per request, read and idle deadlines, over plain
+// TCP or TLS. It knows no routes: every complete request goes to the
+// Handler, a coroutine awaited on the session's own strand.
 #pragma once
 
 #include "http/message.hpp"
@@ -14,7 +14,10 @@
 
 namespace boost::asio {
 class io_context;
+namespace ssl {
+class context;
 }
+}  // namespace boost::asio
 
 namespace gw::http {
 
@@ -23,7 +26,9 @@ struct ServerLimits {
   std::size_t max_body_bytes = 1 << 20;
   std::chrono::milliseconds read_timeout{10000};    // the body, once the header is in
   std::chrono::milliseconds idle_timeout{60000};    // until the first byte of a request
-  std::chrono::milliseconds header_timeout{10000};  // from that byte to the end of the header
+  // From that byte to the end of the header; under TLS also the whole
+  // handshake, from the accept on.
+  std::chrono::milliseconds header_timeout{10000};
   std::chrono::milliseconds write_timeout{10000};
   // Open connections. At the cap the listener stops accepting: new
   // connections wait in the kernel's backlog until one closes.
@@ -40,6 +45,10 @@ class Server {
   Server(boost::asio::io_context& io, ServerLimits limits, Handler handler, Screen screen = {});
   ~Server();
 
+  // HTTPS with `context` for connections accepted from now on (null: plain
+  // HTTP); call before listen() to serve TLS from the start. A connection
+  // keeps the context it started with, so a swap never drops one.
+  void set_tls_context(std::shared_ptr<boost::asio::ssl::context> context);
   // Binds and starts accepting; returns the bound port (0 picks a free one).
   std::uint16_t listen(const std::string& address, std::uint16_t port);
   // Stops accepting; sessions finish the request they are in, then close.

@@ -1,6 +1,7 @@
 #include "service/runtime.hpp"
 
 #include "http/server.hpp"
+#include "http/tls_context.hpp"
 #include "service/app.hpp"
 #include "service/event_log.hpp"
 #include "store/migrations.hpp"
@@ -232,6 +233,15 @@ Runtime::~Runtime() { stop(std::chrono::milliseconds(0)); }
 
 std::uint16_t Runtime::start() {
   auto& m = *impl_;
+  // Loaded at config time too; read again here, as a reload will, before
+  // anything else starts.
+  std::shared_ptr<asio::ssl::context> tls;
+  if (const auto& files = m.config.listen.tls) {
+    auto loaded = http::make_server_tls_context(*files);
+    if (!loaded.context) throw ConfigError("$.listen.tls." + loaded.field + ": " + loaded.error);
+    tls = std::move(loaded.context);
+    log_event("tls_loaded", {{"certificate", loaded.certificate}});
+  }
   m.migrate();
   const auto& d = m.config.database;
   m.pool = std::make_unique<Pool>(
@@ -247,6 +257,7 @@ std::uint16_t Runtime::start() {
   m.server = std::make_unique<http::Server>(
       m.io, limits, [app = m.app.get()](http::Request r) { return app->handle(std::move(r)); },
       [app = m.app.get()](const http::Request& head) { return app->screen(head); });
+  if (tls) m.server->set_tls_context(std::move(tls));
   auto port = m.server->listen(m.config.listen.address, m.config.listen.port);
   m.work.emplace(m.io.get_executor());
   for (unsigned i = 0; i < h.io_threads; ++i) m.io_threads.emplace_back([&m] { m.io.run(); });
@@ -260,6 +271,22 @@ std::uint16_t Runtime::start() {
   m.retention_timer.emplace(*m.duties);
   if (m.config.retention.enabled) asio::co_spawn(*m.duties, m.retention_loop(), asio::detached);
   return port;
+}
+
+TlsReload Runtime::reload_tls() {
+  auto& m = *impl_;
+  const auto& tls = m.config.listen.tls;
+  if (!tls) return {false, "listen.tls is not configured: nothing to reload"};
+  if (!m.server) return {false, "the gateway is not running"};
+  auto loaded = http::make_server_tls_context(*tls);
+  if (!loaded.context) {
+    TlsReload failed{false, "listen.tls." + loaded.field + ": " + loaded.error};
+    log_event("tls_reload_failed", {{"reason", failed.error}});
+    return failed;
+  }
+  m.server->set_tls_context(std::move(loaded.context));
+  log_event("tls_reloaded", {{"certificate", loaded.certificate}});
+  return {true, {}};
 }
 
 void Runtime::migrate_only() { impl_->migrate(); }

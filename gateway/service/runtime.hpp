@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace gw {
 
@@ -14,6 +15,12 @@ struct RuntimeOptions {
   bool manual_clock = false;  // SPEC section 6: only when explicitly asked for
   // How long start() keeps retrying migrations while the database is away.
   std::chrono::milliseconds database_wait{30000};
+};
+
+// What a TLS reload did: `ok`, or why the old files stay in use.
+struct TlsReload {
+  bool ok = false;
+  std::string error;
 };
 
 class Runtime {
@@ -26,6 +33,11 @@ class Runtime {
   // Applies migrations, starts workers and I/O threads, listens; returns the
   // bound port. Throws if the database stays unreachable or the port is taken.
   std::uint16_t start();
+  // Reads listen.tls's files again (same paths) and serves new connections
+  // with them; open connections keep what they started with. On any
+  // failure the running context stays and the reason is returned (and
+  // logged). main.cpp calls it on SIGHUP.
+  TlsReload reload_tls();
   // Applies pending migrations and returns; nothing else is started.
   void migrate_only();
   // Graceful stop: refuse new connections, let requests in progress finish

@@ -1,4 +1,5 @@
 #include "config/config.hpp"
+#include "support/tls_certs.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -647,4 +648,94 @@ TEST_CASE("config: providers' max_queued and allowed_path_forms") {
   j["providers"][0]["allowed_path_forms"] = json::array();
   j["providers"][0]["max_queued"] = -1;
   CHECK(error_of(j).find("$.providers[0].max_queued") != std::string::npos);
+}
+
+namespace {
+// A config whose listen.tls is `tls`, and the error it loads with ("" when none).
+std::string tls_error(const json& tls) {
+  auto j = minimal();
+  j["listen"] = {{"tls", tls}};
+  return error_of(j);
+}
+}  // namespace
+
+TEST_CASE("config: listen.tls loads its files at config time and takes documented defaults") {
+  gw::test::CertDir dir;
+  auto ca = dir.ca("ca");
+  auto server = dir.issue(ca, "server", 1);
+  CHECK_FALSE(parse_config(minimal().dump()).listen.tls);
+
+  auto j = minimal();
+  j["listen"] = {{"tls", {{"cert_file", server.cert}, {"key_file", server.key}}}};
+  auto c = parse_config(j.dump());
+  REQUIRE(c.listen.tls);
+  CHECK(c.listen.tls->cert_file == server.cert);
+  CHECK(c.listen.tls->key_file == server.key);
+  CHECK_FALSE(c.listen.tls->client_ca_file);
+  CHECK(c.listen.tls->min_version == http::TlsVersion::v1_2);
+
+  j["listen"]["tls"]["client_ca_file"] = ca.cert;
+  j["listen"]["tls"]["min_version"] = "1.3";
+  c = parse_config(j.dump());
+  CHECK(c.listen.tls->client_ca_file == ca.cert);
+  CHECK(c.listen.tls->min_version == http::TlsVersion::v1_3);
+  j["listen"]["tls"]["min_version"] = "1.2";
+  CHECK(parse_config(j.dump()).listen.tls->min_version == http::TlsVersion::v1_2);
+}
+
+TEST_CASE("config: a bad listen.tls field or file stops the load with its path") {
+  gw::test::CertDir dir;
+  auto ca = dir.ca("ca");
+  auto server = dir.issue(ca, "server", 1);
+  auto other = dir.issue(ca, "other", 2);
+  const json good = {{"cert_file", server.cert}, {"key_file", server.key}};
+  CHECK(tls_error(good).empty());
+  auto with = [&](const std::string& key, const json& value) {
+    auto t = good;
+    t[key] = value;
+    return tls_error(t);
+  };
+  auto without = [&](const std::string& key) {
+    auto t = good;
+    t.erase(key);
+    return tls_error(t);
+  };
+  auto starts = [](const std::string& error, const std::string& prefix) {
+    CAPTURE(error);
+    CHECK(error.rfind(prefix, 0) == 0);
+  };
+
+  // Shape.
+  starts(tls_error("yes"), "$.listen.tls: must be an object");
+  starts(with("ciphers", "HIGH"), "$.listen.tls.ciphers: unknown field");
+  starts(without("cert_file"), "$.listen.tls.cert_file: is required");
+  starts(without("key_file"), "$.listen.tls.key_file: is required");
+  starts(with("cert_file", 5), "$.listen.tls.cert_file: must be a string");
+  starts(with("key_file", json::array()), "$.listen.tls.key_file: must be a string");
+  starts(with("client_ca_file", true), "$.listen.tls.client_ca_file: must be a string");
+  starts(with("min_version", 1.2), "$.listen.tls.min_version: must be a string");
+  starts(with("min_version", "1.1"), "$.listen.tls.min_version: must be \"1.2\" or \"1.3\"");
+  starts(with("min_version", "TLSv1.3"), "$.listen.tls.min_version: must be \"1.2\" or \"1.3\"");
+
+  // Files that cannot be read.
+  const std::string missing = dir.path() + "/missing.pem";
+  starts(with("cert_file", missing), "$.listen.tls.cert_file: cannot read " + missing);
+  starts(with("key_file", missing), "$.listen.tls.key_file: cannot read " + missing);
+  starts(with("client_ca_file", missing), "$.listen.tls.client_ca_file: cannot read " + missing);
+  starts(with("client_ca_file", ""), "$.listen.tls.client_ca_file: cannot read");
+
+  // Files that are not what they should be.
+  starts(with("cert_file", server.key), "$.listen.tls.cert_file: not a PEM certificate chain");
+  starts(with("key_file", server.cert), "$.listen.tls.key_file: not an unencrypted PEM private key");
+  starts(with("key_file", dir.write("garbage.key", "-----BEGIN PRIVATE KEY-----\nbm8=\n-----END PRIVATE KEY-----\n")),
+         "$.listen.tls.key_file: not an unencrypted PEM private key");
+  starts(with("client_ca_file", server.key), "$.listen.tls.client_ca_file: ");
+  // The key of another certificate.
+  starts(with("key_file", other.key), "$.listen.tls.key_file: does not match the certificate in cert_file");
+  // An encrypted key is refused without asking for a passphrase.
+  const std::string encrypted = dir.path() + "/encrypted.key";
+  REQUIRE(std::system(("openssl pkey -in '" + server.key + "' -aes256 -passout pass:secret -out '" + encrypted +
+                       "' 2>/dev/null")
+                          .c_str()) == 0);
+  starts(with("key_file", encrypted), "$.listen.tls.key_file: not an unencrypted PEM private key");
 }

@@ -39,6 +39,7 @@ class Gateway {
   std::uint16_t port() const { return port_; }
   HttpClient client() const { return HttpClient(port_); }
   const TestDatabase& db() const { return *db_; }
+  Runtime& runtime() { return *runtime_; }
 
   // Operator sets the manual clock; fails the test unless accepted.
   void set_clock(std::int64_t now_ms);

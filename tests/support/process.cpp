@@ -189,4 +189,10 @@ void GatewayProcess::kill_now() { process_->stop(SIGKILL); }
 
 int GatewayProcess::terminate(std::chrono::milliseconds grace) { return process_->stop(SIGTERM, grace); }
 
+void GatewayProcess::signal(int number) { ::kill(process_->pid(), number); }
+
+std::string GatewayProcess::wait_for_line(std::string_view needle, std::chrono::milliseconds timeout) {
+  return process_->wait_for_line(needle, timeout);
+}
+
 }  // namespace gw::test

@@ -97,6 +97,10 @@ class GatewayProcess {
   // SIGTERM: the gateway drains; returns the wait status once it is reaped
   // (SIGKILL only if it is still running after `grace`).
   int terminate(std::chrono::milliseconds grace);
+  // Sends `signal` (SIGHUP: reload the TLS files) and leaves it running.
+  void signal(int number);
+  // Reads its stdout until a line contains `needle`; throws on EOF or timeout.
+  std::string wait_for_line(std::string_view needle, std::chrono::milliseconds timeout);
 
  private:
   TempDir dir_;
