@@ -54,11 +54,13 @@ std::optional<std::string> provider_path_problem(std::string_view rest, const Pa
     return "a backslash in the provider path is refused";
   if (!allowed.encoded_slash && has_escape(rest, '2', 'f'))
     return "an encoded slash (%2F) in the provider path is refused";
-  if (!allowed.leading_double_slash && rest.size() > 1 && rest[0] == '/' && rest[1] == '/')
+  const auto segments = loose_segments(rest[0] == '/' ? rest.substr(1) : rest);
+  // "//x", also spelt "/\x" or "/%2Fx" where those separators are allowed.
+  if (!allowed.leading_double_slash && segments.size() > 1 && segments.front().empty())
     return "the provider path must not start with //";
   // Empty segments add no depth: many servers merge "//" into "/".
   std::size_t depth = 0;
-  for (const auto& whole : loose_segments(rest[0] == '/' ? rest.substr(1) : rest)) {
+  for (const auto& whole : segments) {
     // Path parameters: some servers (Tomcat) read "..;x" as "..".
     const std::string_view segment = std::string_view(whole).substr(0, whole.find(';'));
     if (segment == "." || segment == "..") {

@@ -59,6 +59,16 @@ TEST_CASE("provider_path_problem: a provider may opt in to each form") {
   CHECK_FALSE(provider_path_problem("/win\\share", back));
   CHECK_FALSE(provider_path_problem("/win%5Cshare", back));
 
+  // A leading "//" spelt with another separator is still one, unless that form is allowed too.
+  PathForms separators;
+  allow_path_form(separators, "backslash");
+  allow_path_form(separators, "encoded_slash");
+  for (const char* path : {"/\\x", "/%2Fx", "/%5c/x"}) {
+    CAPTURE(path);
+    CHECK(provider_path_problem(path, separators));
+  }
+  CHECK_FALSE(provider_path_problem("/x\\y", separators));
+
   PathForms twice;
   allow_path_form(twice, "leading_double_slash");
   CHECK_FALSE(provider_path_problem("//x/y", twice));

@@ -177,6 +177,10 @@ TEST_CASE("connection cap: past max_connections a new connection waits, and is s
   CHECK(h.handled == 3);
 }
 
+// Not in the sanitizer tree: with no descriptor left, the sanitizers' own
+// memory probes (a pipe) fail, and UBSan reports sound objects as having an
+// invalid vptr. The release tree runs it.
+#ifndef __SANITIZE_ADDRESS__
 TEST_CASE("accept failing with EMFILE pauses and retries instead of spinning, then serves the waiting client") {
   Harness h(gw::http::ServerLimits{});
   rlimit before{};
@@ -202,6 +206,7 @@ TEST_CASE("accept failing with EMFILE pauses and retries instead of spinning, th
   REQUIRE(waiting.send(hello));
   CHECK(waiting.receive_until("ok").find("200 OK") != std::string::npos);
 }
+#endif
 
 TEST_CASE("Expect: 100-continue: a head the screen refuses gets the refusal, never 100, and the body is not read") {
   gw::http::ServerLimits limits;
