@@ -1,4 +1,5 @@
-# Shell functions shared by scripts/run.sh and bench/run.sh (sourced, not run).
+# shellcheck shell=bash
+# Shell functions shared by scripts/run.sh, scripts/demo-stack.sh and bench/run.sh (sourced, not run).
 
 # stop_pid PID GRACE_SECONDS: SIGTERM, wait up to GRACE_SECONDS, then SIGKILL.
 # The gateway drains in-flight forwards on SIGTERM, so give it time first.

@@ -81,6 +81,13 @@ for tree in "${trees[@]}"; do
   [ "$rc" -eq 0 ] || failed=1
 done
 
+# README.md's curl session, end to end, against the stack scripts/run.sh starts (release tree),
+# on free ports of its own (scripts/demo-stack.sh): the quick start cannot drift unnoticed.
+if [[ " ${trees[*]} " == *" release "* ]]; then
+  echo "== README session: scripts/demo-stack.sh"
+  scripts/demo-stack.sh || { echo "test.sh: the README session failed (scripts/demo-stack.sh)" >&2; failed=1; }
+fi
+
 # Stop now rather than in the trap so the summary is the last thing printed.
 scripts/pg.sh stop "$pgdir"
 

@@ -76,6 +76,12 @@ constexpr bool ordered() {
 }
 static_assert(ordered(), "rows must follow the order of enum Code");
 
+constexpr auto codes = [] {
+  std::array<Code, rows.size()> out{};
+  for (std::size_t i = 0; i < rows.size(); ++i) out[i] = rows[i].code;
+  return out;
+}();
+
 }  // namespace
 
 std::string_view name(Code code) { return row(code).name; }
@@ -87,5 +93,7 @@ std::optional<Code> parse_code(std::string_view wire_name) {
     if (r.name == wire_name) return r.code;
   return std::nullopt;
 }
+
+std::span<const Code> all_codes() { return codes; }
 
 }  // namespace gw

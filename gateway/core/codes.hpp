@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace gw {
@@ -61,5 +62,9 @@ std::string_view title(Code code);
 
 // The code with this wire name (a listing's filter, a stored code).
 std::optional<Code> parse_code(std::string_view wire_name);
+
+// Every code, in the table's order: what a document listing the codes (the
+// OpenAPI `Code` enum) is checked against.
+std::span<const Code> all_codes();
 
 }  // namespace gw

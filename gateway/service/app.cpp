@@ -4,6 +4,7 @@
 #include "core/labels.hpp"
 #include "http/problem.hpp"
 #include "service/rejection.hpp"
+#include "service/route_table.hpp"
 
 #include <iostream>
 
@@ -95,36 +96,36 @@ std::optional<http::Response> App::screen(const http::Request& head) {
 }
 
 std::optional<App::Route> App::route_for(const std::vector<std::string>& s) const {
-  if (s.size() == 1 && s[0] == "healthz") return Route{"healthz", "GET", &App::healthz};
-  if (s.size() == 1 && s[0] == "readyz") return Route{"readyz", "GET", &App::readyz};
-  if (s.size() == 1 && s[0] == "metrics") return Route{"metrics", "GET", &App::metrics};
-  if (s.size() >= 5 && s[0] == "v1" && s[1] == "tenants" && s[3] == "tasks") {
-    if (s.size() == 5) return Route{"task", "GET", &App::task_view};
-    if (s.size() == 6 && s[5] == "claim") return Route{"claim", "POST", &App::claim};
-    if (s.size() == 6 && s[5] == "renew") return Route{"renew", "POST", &App::renew};
-    if (s.size() == 6 && s[5] == "release") return Route{"release", "POST", &App::release};
-    if (s.size() == 7 && s[5] == "operations") return Route{"operation", "GET", &App::operation_receipt};
-    // Any method: the provider's rules decide what is protected.
-    if (s.size() >= 7 && s[5] == "providers") return Route{"proxy", "", &App::proxy};
+  const RouteSpec* spec = match_route(s);
+  if (!spec) return std::nullopt;
+  // A gated route does not exist at all without its feature: 404, not 405.
+  if (spec->gate == RouteGate::manual_clock && !deps_.authority.clock().manual()) return std::nullopt;
+  if (spec->gate == RouteGate::providers && !reconciler_) return std::nullopt;
+  Reply (App::*handler)(Call&) = nullptr;
+  // No default: a route added to the table without a handler does not compile (-Wswitch).
+  switch (spec->id) {
+    case RouteId::healthz: handler = &App::healthz; break;
+    case RouteId::readyz: handler = &App::readyz; break;
+    case RouteId::metrics: handler = &App::metrics; break;
+    case RouteId::openapi: handler = &App::openapi; break;
+    case RouteId::claim: handler = &App::claim; break;
+    case RouteId::renew: handler = &App::renew; break;
+    case RouteId::release: handler = &App::release; break;
+    case RouteId::task: handler = &App::task_view; break;
+    case RouteId::operation: handler = &App::operation_receipt; break;
+    case RouteId::proxy: handler = &App::proxy; break;
+    case RouteId::webhook: handler = &App::webhook; break;
+    case RouteId::admin_held: handler = &App::held_operations; break;
+    case RouteId::admin_rejections: handler = &App::rejections; break;
+    case RouteId::admin_webhooks: handler = &App::unmatched_webhooks; break;
+    case RouteId::admin_rotate_realm: handler = &App::rotate_realm; break;
+    case RouteId::admin_revoke: handler = &App::revoke_task; break;
+    case RouteId::admin_operation: handler = &App::operation_detail; break;
+    case RouteId::admin_resolve: handler = &App::resolve_operation; break;
+    case RouteId::admin_reconcile: handler = &App::reconcile_operation; break;
+    case RouteId::admin_clock: handler = &App::set_clock; break;
   }
-  if (s.size() == 3 && s[0] == "v1" && s[1] == "webhooks") return Route{"webhook", "POST", &App::webhook};
-  if (s.size() >= 3 && s[0] == "v1" && s[1] == "admin") {
-    if (s.size() == 3 && s[2] == "held") return Route{"admin_held", "GET", &App::held_operations};
-    if (s.size() == 3 && s[2] == "rejections") return Route{"admin_rejections", "GET", &App::rejections};
-    if (s.size() == 3 && s[2] == "webhooks") return Route{"admin_webhooks", "GET", &App::unmatched_webhooks};
-    if (s.size() == 4 && s[2] == "authority" && s[3] == "rotate-realm")
-      return Route{"admin_rotate_realm", "POST", &App::rotate_realm};
-    if (s.size() == 6 && s[2] == "tasks" && s[5] == "revoke") return Route{"admin_revoke", "POST", &App::revoke_task};
-    if (s.size() == 6 && s[2] == "operations") return Route{"admin_operation", "GET", &App::operation_detail};
-    if (s.size() == 7 && s[2] == "operations" && s[6] == "resolve")
-      return Route{"admin_resolve", "POST", &App::resolve_operation};
-    if (s.size() == 7 && s[2] == "operations" && s[6] == "reconcile" && reconciler_)
-      return Route{"admin_reconcile", "POST", &App::reconcile_operation};
-  }
-  // Without the explicit manual-clock option this route does not exist at all.
-  if (s.size() == 3 && s[0] == "v1" && s[1] == "admin" && s[2] == "clock" && deps_.authority.clock().manual())
-    return Route{"admin_clock", "POST", &App::set_clock};
-  return std::nullopt;
+  return Route{spec->name, spec->method, handler};
 }
 
 App::Reply App::dispatch(Call& call) {

@@ -87,6 +87,8 @@ class App {
     std::string_view method;  // empty: any
     Reply (App::*handler)(Call&);
   };
+  // The route of service/route_table.hpp for these segments, with its handler;
+  // nullopt also for a gated route this gateway does not serve.
   std::optional<Route> route_for(const std::vector<std::string>& segments) const;
 
   const Principal& require_principal(Call& call);
@@ -103,6 +105,7 @@ class App {
   Reply healthz(Call& call);
   Reply readyz(Call& call);
   Reply metrics(Call& call);
+  Reply openapi(Call& call);
   Reply set_clock(Call& call);
   // admin_routes.cpp
   Reply held_operations(Call& call);

@@ -1,8 +1,10 @@
-// Probes, metrics and the manual test clock (SPEC sections 6 and 7).
+// Probes, metrics, the OpenAPI document and the manual test clock (SPEC
+// sections 6 and 7).
 #include "core/labels.hpp"
 #include "http/problem.hpp"
 #include "service/app.hpp"
 #include "service/json_body.hpp"
+#include "service/openapi.hpp"
 #include "service/rejection.hpp"
 
 namespace gw {
@@ -27,6 +29,16 @@ App::Reply App::metrics(Call&) {
   r.set("Content-Type", "text/plain; version=0.0.4");
   r.set("Gateway-Status", "ok");
   r.body = deps_.metrics.render({deps_.pool.size(), deps_.pool.busy(), deps_.pool.queued()});
+  co_return r;
+}
+
+// The document as built into the binary: it describes this binary's routes,
+// whatever docs/ says today. No auth, like the probes: it holds no secrets.
+App::Reply App::openapi(Call&) {
+  http::Response r;
+  r.set("Content-Type", "application/json");
+  r.set("Gateway-Status", "ok");
+  r.body = std::string(openapi_document());
   co_return r;
 }
 

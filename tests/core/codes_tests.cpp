@@ -76,3 +76,9 @@ TEST_CASE("parse_code: every wire name parses back to its code") {
   CHECK_FALSE(gw::parse_code("lease_expired"));
   CHECK_FALSE(gw::parse_code(""));
 }
+
+TEST_CASE("all_codes: the whole table, each code once, in enum order") {
+  const auto codes = gw::all_codes();
+  REQUIRE(codes.size() == static_cast<std::size_t>(Code::internal_error) + 1);
+  for (std::size_t i = 0; i < codes.size(); ++i) CHECK(static_cast<std::size_t>(codes[i]) == i);
+}

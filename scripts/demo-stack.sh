@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# scripts/demo-stack.sh: what CI runs after the tests (scripts/test.sh). Starts scripts/run.sh in
+# the background on free ports with a fresh database ($GATEWAY_DEV_DIR, default build/demo-stack),
+# waits until the gateway is ready, runs scripts/demo.sh against it, then stops the stack (TERM,
+# and waits). Exits with demo.sh's status; non-zero also when the stack never became ready.
+set -euo pipefail
+
+repo=$(cd "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+# shellcheck source=scripts/lib.sh
+source "$repo/scripts/lib.sh"
+
+say() { echo "demo-stack.sh: $*" >&2; }
+
+port_in_use() { [ -n "$(ss -ltnH "sport = :$1")" ]; }
+taken=" "
+# free_port FROM: the first port from FROM up that nothing listens on and this script has not
+# handed out, so a developer's own run.sh (or another checkout's CI) on the defaults is no clash.
+free_port() {
+  local port=$1
+  while port_in_use "$port" || [[ $taken == *" $port "* ]]; do port=$((port + 1)); done
+  taken+="$port "
+  echo "$port"
+}
+
+GATEWAY_PORT=$(free_port 18080)
+BOOKING_PORT=$(free_port 19101)
+CRM_PORT=$(free_port 19102)
+BOOKING_CONTROL_PORT=$(free_port 19191)
+CRM_CONTROL_PORT=$(free_port 19192)
+GATEWAY_DEV_PG_PORT=$(free_port 55632)
+GATEWAY_DEV_DIR=${GATEWAY_DEV_DIR:-$repo/build/demo-stack}
+export GATEWAY_PORT BOOKING_PORT CRM_PORT BOOKING_CONTROL_PORT CRM_CONTROL_PORT GATEWAY_DEV_PG_PORT GATEWAY_DEV_DIR
+
+# A fresh database: demo.sh does not need one, but CI should not depend on an earlier run.
+scripts/pg.sh destroy "$GATEWAY_DEV_DIR/pg"
+mkdir -p "$GATEWAY_DEV_DIR"
+log=$GATEWAY_DEV_DIR/run.log
+say "scripts/run.sh on gateway port $GATEWAY_PORT (log: $log)"
+scripts/run.sh >"$log" 2>&1 &
+stack=$!
+# run.sh stops the gateway (up to 30 s), the providers and PostgreSQL on TERM.
+trap 'stop_pid "$stack" 60' EXIT
+
+ready=0
+for _ in $(seq 1 300); do
+  kill -0 "$stack" 2>/dev/null || break
+  if curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$GATEWAY_PORT/readyz" 2>/dev/null; then
+    ready=1
+    break
+  fi
+  sleep 1
+done
+if [ "$ready" != 1 ]; then
+  say "the stack did not become ready; last lines of $log:"
+  tail -n 40 "$log" >&2 || true
+  exit 1
+fi
+
+rc=0
+scripts/demo.sh || rc=$?
+stop_pid "$stack" 60
+trap - EXIT
+if [ "$rc" != 0 ]; then
+  say "demo.sh failed (exit $rc); the stack's output is in $log"
+fi
+exit "$rc"
