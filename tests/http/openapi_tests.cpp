@@ -163,7 +163,7 @@ TEST_CASE("every code the document names is in the code table") {
   }
 }
 
-TEST_CASE("each documented reply's codes have the status it is documented under; every route can refuse") {
+TEST_CASE("each documented reply's codes have the status it is documented under, and every route can refuse") {
   const auto doc = served_document();
   for (const auto& entry : doc["paths"].items()) {
     const std::string& path = entry.key();
