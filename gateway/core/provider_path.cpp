@@ -55,10 +55,9 @@ std::optional<std::string> provider_path_problem(std::string_view rest, const Pa
   if (!allowed.encoded_slash && has_escape(rest, '2', 'f'))
     return "an encoded slash (%2F) in the provider path is refused";
   const auto segments = loose_segments(rest[0] == '/' ? rest.substr(1) : rest);
-  // "//x", also spelt "/\x" or "/%2Fx" where those separators are allowed.
-  if (!allowed.leading_double_slash && segments.size() > 1 && segments.front().empty())
-    return "the provider path must not start with //";
-  // Empty segments add no depth: many servers merge "//" into "/".
+  // The path as a server resolves it: "." dropped, ".." popping. Depth counts
+  // only non-empty segments, since many servers merge "//" into "/".
+  std::vector<std::string_view> resolved;
   std::size_t depth = 0;
   for (const auto& whole : segments) {
     // Path parameters: some servers (Tomcat) read "..;x" as "..".
@@ -67,12 +66,19 @@ std::optional<std::string> provider_path_problem(std::string_view rest, const Pa
       if (!allowed.dot_segments) return "dot-segments in the provider path are refused";
       if (segment == "..") {
         if (depth == 0) return "the provider path climbs above the provider's base path";
+        while (resolved.back().empty()) resolved.pop_back();
+        resolved.pop_back();
         --depth;
       }
-    } else if (!segment.empty()) {
-      ++depth;
+      if (&whole == &segments.back()) resolved.emplace_back();  // "/a/." is "/a/"
+    } else {
+      resolved.push_back(whole);
+      if (!segment.empty()) ++depth;
     }
   }
+  // "//x", also spelt "/\\x", "/%2Fx" or "/./x" where those forms are allowed.
+  if (!allowed.leading_double_slash && resolved.size() > 1 && resolved.front().empty())
+    return "the provider path must not start with //";
   return std::nullopt;
 }
 

@@ -68,6 +68,12 @@ TEST_CASE("provider_path_problem: a provider may opt in to each form") {
     CHECK(provider_path_problem(path, separators));
   }
   CHECK_FALSE(provider_path_problem("/x\\y", separators));
+  // Nor once dot-segments are resolved: "/.\/x" and "/x/..//y" are "//x" and "//y" to the provider.
+  allow_path_form(separators, "dot_segments");
+  for (const char* path : {"/.\\/x", "/./%2Fx", "/x/..//y"}) {
+    CAPTURE(path);
+    CHECK(provider_path_problem(path, separators));
+  }
 
   PathForms twice;
   allow_path_form(twice, "leading_double_slash");
