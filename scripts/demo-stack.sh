@@ -43,14 +43,7 @@ stack=$!
 trap 'stop_pid "$stack" 60' EXIT
 
 ready=0
-for _ in $(seq 1 300); do
-  kill -0 "$stack" 2>/dev/null || break
-  if curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$GATEWAY_PORT/readyz" 2>/dev/null; then
-    ready=1
-    break
-  fi
-  sleep 1
-done
+wait_ready "$stack" "http://127.0.0.1:$GATEWAY_PORT/readyz" 300 1 && ready=1
 if [ "$ready" != 1 ]; then
   say "the stack did not become ready; last lines of $log:"
   tail -n 40 "$log" >&2 || true

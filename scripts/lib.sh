@@ -13,3 +13,14 @@ stop_pid() {
   kill -KILL "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
 }
+
+# wait_ready PID URL TRIES PAUSE: true once URL answers 2xx, false if PID exits or TRIES run out.
+wait_ready() {
+  local pid=$1 url=$2 tries=$3 pause=$4 _
+  for _ in $(seq 1 "$tries"); do
+    kill -0 "$pid" 2>/dev/null || return 1
+    curl -fsS -o /dev/null --max-time 2 "$url" 2>/dev/null && return 0
+    sleep "$pause"
+  done
+  return 1
+}

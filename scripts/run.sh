@@ -139,14 +139,7 @@ gateway_pid=$!
 
 say "waiting until http://127.0.0.1:$gateway_port/readyz answers 200"
 ready=0
-for _ in $(seq 1 600); do
-  kill -0 "$gateway_pid" 2>/dev/null || break
-  if curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$gateway_port/readyz" 2>/dev/null; then
-    ready=1
-    break
-  fi
-  sleep 0.1
-done
+wait_ready "$gateway_pid" "http://127.0.0.1:$gateway_port/readyz" 600 0.1 && ready=1
 
 if [ "$ready" = 1 ]; then
   # The tokens README.md lists. The config holds only their hashes: check each one is there, so
