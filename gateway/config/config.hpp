@@ -58,6 +58,9 @@ struct DatabaseConfig {
   // never answers (a stalled proxy or pooler). Default: 10 s or twice
   // statement_timeout, whichever is longer.
   ms call_timeout{10000};
+  // Decisions waiting for a connection at the same moment share one
+  // SERIALIZABLE transaction and one commit, up to this many (1: never).
+  unsigned group_max = 32;
 };
 
 // The reconciler: how each gateway looks held operations up at their

@@ -125,7 +125,7 @@ class App {
   // A protected attempt refused before its admission, into the rejection audit.
   asio::awaitable<void> audit_refusal(const RejectionRecord& refusal);
   // outcome_lane.cpp
-  Reply record(const ProviderConfig& provider, const AdmissionRequest& admission, int attempt,
+  Reply record(const ProviderConfig& provider, const AdmissionRequest& admission, const AdmissionResult& admitted,
                const std::string& request_id, upstream::Result result);
   asio::awaitable<void> keep_recording(std::shared_ptr<PendingOutcome> pending);
 

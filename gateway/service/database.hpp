@@ -66,6 +66,27 @@ class Database {
     }
   }
 
+  // decide() for a decision that may share its transaction and commit with
+  // others waiting at the same time (Pool::Job::Shared): `alone(Session&)`
+  // makes it in a transaction of its own, `in_tx(pqxx::dbtransaction&)` the
+  // same decision inside a transaction the worker opened. Either may run
+  // more than once before one commits.
+  template <class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&>>
+  asio::awaitable<R> decide_shared(Alone alone, InTx in_tx, Lane lane = Lane::request) {
+    static_assert(std::is_same_v<R, std::invoke_result_t<InTx&, pqxx::dbtransaction&>>);
+    for (unsigned attempt = 1;; ++attempt) {
+      std::optional<Conflict> conflict;
+      try {
+        co_return co_await shared_once(alone, in_tx, lane);
+      } catch (const Conflict& c) {
+        conflict = c;
+      }
+      if (attempt >= retry_.max_attempts)
+        throw AuthorityUnavailable(std::string("gave up after retries: ") + conflict->what());
+      co_await pause(backoff_delay(retry_, attempt, jitter()));
+    }
+  }
+
   const RetryPolicy& retry() const { return retry_; }
 
   // A uniformly distributed value for backoff_delay's jitter.
@@ -80,6 +101,35 @@ class Database {
     std::exception_ptr error;
     std::optional<R> value;
   };
+
+  template <class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&>>
+  asio::awaitable<R> shared_once(Alone& alone, InTx& in_tx, Lane lane) {
+    auto done = co_await resume_with<Completion<R>>([&](std::function<void(Completion<R>)> complete) {
+      // The result a shared transaction made, kept until its commit.
+      auto staged = std::make_shared<std::optional<R>>();
+      pool_.submit(Pool::Job{
+          [&alone, complete](Session& session) {
+            Completion<R> c;
+            try {
+              c.value.emplace(alone(session));
+            } catch (...) {
+              c.error = std::current_exception();
+            }
+            complete(std::move(c));
+          },
+          [complete] {
+            complete(Completion<R>{std::make_exception_ptr(AuthorityUnavailable(
+                                       "no database connection became free in time (queue full or timed out)")),
+                                   std::nullopt});
+          },
+          lane,
+          Pool::Job::Shared{[&in_tx, staged](pqxx::dbtransaction& tx) { staged->emplace(in_tx(tx)); },
+                            [complete, staged] { complete(Completion<R>{nullptr, std::move(*staged)}); },
+                            [complete](std::exception_ptr error) { complete(Completion<R>{error, std::nullopt}); }}});
+    });
+    if (done.error) std::rethrow_exception(done.error);
+    co_return std::move(*done.value);
+  }
 
   static asio::awaitable<void> pause(std::chrono::milliseconds delay) {
     asio::steady_timer timer(co_await asio::this_coro::executor, delay);

@@ -54,16 +54,17 @@ nlohmann::json describe(const App::PendingOutcome& p) {
 
 }  // namespace
 
-App::Reply App::record(const ProviderConfig& config, const AdmissionRequest& admission, int attempt,
+App::Reply App::record(const ProviderConfig& config, const AdmissionRequest& admission, const AdmissionResult& admitted,
                        const std::string& request_id, upstream::Result result) {
   auto executor = co_await asio::this_coro::executor;
   auto p = std::make_shared<PendingOutcome>(executor);
   std::optional<unsigned> status;
   if (result.response) status = result.response->status;
   const auto state = classify_outcome(config.outcomes, result.request_bytes_sent, status);
-  p->record = OutcomeRecord{admission.scope, admission.operation_id, attempt, state, std::nullopt,
+  p->record = OutcomeRecord{admission.scope, admission.operation_id, admitted.attempt, state, std::nullopt,
                             result.response ? "provider replied " + std::to_string(*status)
-                                            : std::string(upstream::to_string(result.failure)) + ": " + result.detail};
+                                            : std::string(upstream::to_string(result.failure)) + ": " + result.detail,
+                            admitted.rows};
   if (result.response) {
     p->reply = ProviderReply{*status, reply_headers(to_fields(result.response->headers), config),
                              std::move(result.response->body)};
@@ -96,8 +97,10 @@ asio::awaitable<void> App::keep_recording(std::shared_ptr<PendingOutcome> p) {
   while (!stopping_) {
     ++tries;
     try {
-      p->recorded = co_await deps_.database.decide(
-          [&](Session& s) { return deps_.ledger.record_outcome(s, p->record, p->admitted_by); }, Lane::outcome);
+      p->recorded = co_await deps_.database.decide_shared(
+          [&](Session& s) { return deps_.ledger.record_outcome(s, p->record, p->admitted_by); },
+          [&](pqxx::dbtransaction& tx) { return deps_.ledger.record_outcome(tx, p->record, p->admitted_by); },
+          Lane::outcome);
       break;
     } catch (const AuthorityUnavailable& e) {
       error = e.what();

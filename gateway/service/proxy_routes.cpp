@@ -161,7 +161,9 @@ App::Reply App::proxy(Call& call) {
       expected_version,
       (config.forward_budget() + deps_.config.recovery.forward_margin).count()};
   admission.request_id = call.request_id;  // the rejection audit names the request
-  auto admitted = co_await deps_.database.decide([&](Session& s) { return deps_.ledger.admit(s, admission); });
+  auto admitted = co_await deps_.database.decide_shared(
+      [&](Session& s) { return deps_.ledger.admit(s, admission); },
+      [&](pqxx::dbtransaction& tx) { return deps_.ledger.admit(tx, admission); });
   switch (admitted.decision.action) {
     case Admission::reject:
       co_return refusal(admitted.decision.code);
@@ -177,7 +179,7 @@ App::Reply App::proxy(Call& call) {
   FenceHeaders fence{admitted.upstream_key, admitted.realm, id.epoch, id.owner};
   upstream.headers = to_upstream(upstream_headers(rq.headers, config, *credential, context, fence));
   auto result = co_await exchange(*deps_.upstream, provider.endpoint, std::move(upstream));
-  co_return co_await record(config, admission, admitted.attempt, call.request_id, std::move(result));
+  co_return co_await record(config, admission, admitted, call.request_id, std::move(result));
 }
 
 App::Reply App::operation_receipt(Call& call) {

@@ -245,7 +245,7 @@ std::uint16_t Runtime::start() {
   m.migrate();
   const auto& d = m.config.database;
   m.pool = std::make_unique<Pool>(
-      PoolOptions{m.session_options(), d.pool_size, d.queue_limit, d.queue_timeout, d.call_timeout});
+      PoolOptions{m.session_options(), d.pool_size, d.queue_limit, d.queue_timeout, d.call_timeout, d.group_max});
   m.database = std::make_unique<Database>(*m.pool, m.retry);
   m.upstream = std::make_unique<upstream::Client>(m.io);
   m.app = std::make_unique<App>(
@@ -314,12 +314,12 @@ void Runtime::stop(std::chrono::milliseconds drain) {
   m.app->stop();
   m.app->reconciler().stop();
   m.stopping = true;
-  asio::post(*m.duties, [&m] {
-    m.tick_timer->cancel();
-    m.sweep_timer->cancel();
-    m.reconcile_timer->cancel();
-    m.retention_timer->cancel();
-  });
+  // A start() that failed part-way (the port taken) started no duties.
+  if (m.duties)
+    asio::post(*m.duties, [&m] {
+      for (auto* timer : {&m.tick_timer, &m.sweep_timer, &m.reconcile_timer, &m.retention_timer})
+        if (*timer) (*timer)->cancel();
+    });
   m.pool->stop();
   m.work.reset();
   m.io.stop();

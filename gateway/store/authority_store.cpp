@@ -2,6 +2,7 @@
 
 #include "core/digest.hpp"
 #include "core/ownership.hpp"
+#include "store/prepared.hpp"
 #include "store/task_snapshot.hpp"
 
 #include <pqxx/pqxx>
@@ -11,7 +12,7 @@ namespace {
 
 // Grant and fence are published together: the owner row this writes is what
 // every later admission compares against.
-constexpr const char* publish_grant_sql = R"(
+constexpr Statement publish_grant{"gw_publish_grant", R"(
 WITH e AS (SELECT nextval('epoch_seq') AS epoch),
      t AS (INSERT INTO tasks (tenant, task, owner, epoch, secret_hash, expires_at_ms, granted_at_ms)
            SELECT $1, $2, $3, e.epoch, $4, $5, $6 FROM e
@@ -21,7 +22,26 @@ WITH e AS (SELECT nextval('epoch_seq') AS epoch),
              WHERE tasks.epoch < excluded.epoch
            RETURNING epoch),
      l AS (INSERT INTO task_ledger (tenant, task) VALUES ($1, $2) ON CONFLICT DO NOTHING)
-SELECT epoch FROM t)";
+SELECT epoch FROM t)"};
+
+// The first claim of a task: the grant is inserted without the task being
+// looked up first. A lookup of a missing key is a SERIALIZABLE read lock on
+// the index page where the key would be, the page every other new task is
+// inserted into; ON CONFLICT's own check takes no such lock (the unique index
+// still settles two claims of one task: the later one waits, then fails to
+// serialize and is tried again). No row back: the task exists (the full
+// decision follows), or its lease would end past the largest time.
+std::string claim_fresh_sql(const AuthorityClock& clock) {
+  return R"(
+WITH a AS (SELECT a.realm, )" + clock.now_sql(6) + R"( AS now_ms FROM authority a),
+     t AS (INSERT INTO tasks (tenant, task, owner, epoch, secret_hash, expires_at_ms, granted_at_ms)
+           SELECT $1, $2, $3, nextval('epoch_seq'), $4, a.now_ms + $5, a.now_ms FROM a
+           WHERE a.now_ms <= 9223372036854775807 - $5
+           ON CONFLICT (tenant, task) DO NOTHING
+           RETURNING epoch),
+     l AS (INSERT INTO task_ledger (tenant, task) SELECT $1, $2 FROM t ON CONFLICT DO NOTHING)
+SELECT a.realm, a.now_ms, t.epoch FROM a LEFT JOIN t ON true)";
+}
 
 constexpr const char* sequence_exhausted = "2200H";
 
@@ -30,36 +50,65 @@ constexpr const char* sequence_exhausted = "2200H";
 ClaimResult AuthorityStore::claim(Session& s, const TaskScope& scope, const std::string& owner,
                                   std::int64_t lease_ms) {
   try {
-    return serializable(s, [&](pqxx::dbtransaction& tx) {
-      auto snap = read_task(tx, clock_, scope, std::nullopt);
-      auto decision = decide_claim(snap.owner, snap.now_ms, lease_ms);
-      ClaimResult r;
-      r.code = decision.code;
-      if (decision.code != Code::granted) return r;
-      // Built member by member: GCC 12 at -O3 warns (maybe-uninitialized) on
-      // the nested aggregate initializer's temporaries.
-      GrantToken token;
-      token.identity.realm = snap.realm;
-      token.identity.scope = scope;
-      token.identity.owner = owner;
-      token.secret = new_grant_secret();
-      auto rows = tx.exec_params(publish_grant_sql, scope.tenant, scope.task, owner,
-                                 pqxx::binarystring(sha256(token.secret)), decision.expires_at_ms,
-                                 snap.now_ms);
-      // The sequence is strictly increasing, so this never fails; if it did,
-      // no grant may be issued.
-      if (rows.size() != 1) throw std::logic_error("new epoch not above the task's fence");
-      token.identity.epoch = rows[0][0].as<std::int64_t>();
-      r.grant = token.identity;
-      r.expires_at_ms = decision.expires_at_ms;
-      r.token = encode_grant_token(token);
-      r.version = snap.ledger.version;
-      return r;
-    });
+    return serializable(s, [&](pqxx::dbtransaction& tx) { return claim(tx, scope, owner, lease_ms); });
   } catch (const pqxx::sql_error& e) {
     if (e.sqlstate() == sequence_exhausted) return ClaimResult{Code::epoch_exhausted, {}, 0, {}, 0};
     throw;
   }
+}
+
+ClaimResult AuthorityStore::claim(pqxx::dbtransaction& tx, const TaskScope& scope, const std::string& owner,
+                                  std::int64_t lease_ms) {
+  if (lease_ms > 0) {
+    static const std::string wall = claim_fresh_sql(AuthorityClock(false)), manual = claim_fresh_sql(AuthorityClock(true));
+    const Statement claim_fresh = clock_.manual() ? Statement{"gw_claim_fresh_manual", manual.c_str()}
+                                                  : Statement{"gw_claim_fresh", wall.c_str()};
+    GrantToken token;
+    token.identity.scope = scope;
+    token.identity.owner = owner;
+    token.secret = new_grant_secret();
+    const auto row = exec_prepared(tx, claim_fresh, scope.tenant, scope.task, owner,
+                                   pqxx::binarystring(sha256(token.secret)), lease_ms, clock_.high_water())
+                         .at(0);
+    const auto now_ms = row[1].as<std::int64_t>();
+    clock_.observe(now_ms);
+    if (!row[2].is_null()) {
+      // Inserted: nobody held the task, and the rules say so too.
+      const auto decision = decide_claim(std::nullopt, now_ms, lease_ms);
+      if (decision.code != Code::granted) throw std::logic_error("a fresh claim the rules refuse");
+      token.identity.realm = row[0].as<std::string>();
+      token.identity.epoch = row[2].as<std::int64_t>();
+      ClaimResult r;
+      r.code = decision.code;
+      r.grant = token.identity;
+      r.expires_at_ms = decision.expires_at_ms;
+      r.token = encode_grant_token(token);
+      return r;  // a new task's version is 0
+    }
+  }
+  auto snap = read_task(tx, clock_, scope, std::nullopt);
+  auto decision = decide_claim(snap.owner, snap.now_ms, lease_ms);
+  ClaimResult r;
+  r.code = decision.code;
+  if (decision.code != Code::granted) return r;
+  // Built member by member: GCC 12 at -O3 warns (maybe-uninitialized) on
+  // the nested aggregate initializer's temporaries.
+  GrantToken token;
+  token.identity.realm = snap.realm;
+  token.identity.scope = scope;
+  token.identity.owner = owner;
+  token.secret = new_grant_secret();
+  auto rows = exec_prepared(tx, publish_grant, scope.tenant, scope.task, owner,
+                            pqxx::binarystring(sha256(token.secret)), decision.expires_at_ms, snap.now_ms);
+  // The sequence is strictly increasing, so this never fails; if it did,
+  // no grant may be issued.
+  if (rows.size() != 1) throw std::logic_error("new epoch not above the task's fence");
+  token.identity.epoch = rows[0][0].as<std::int64_t>();
+  r.grant = token.identity;
+  r.expires_at_ms = decision.expires_at_ms;
+  r.token = encode_grant_token(token);
+  r.version = snap.ledger.version;
+  return r;
 }
 
 LeaseResult AuthorityStore::renew(Session& s, const TaskScope& scope, const GrantToken& token,

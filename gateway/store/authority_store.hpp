@@ -45,6 +45,9 @@ class AuthorityStore {
   // All of these throw AuthorityUnavailable when the database cannot answer.
   ClaimResult claim(Session& s, const TaskScope& scope, const std::string& owner,
                     std::int64_t lease_ms);
+  // The same claim inside a transaction the caller opened and commits.
+  ClaimResult claim(pqxx::dbtransaction& tx, const TaskScope& scope, const std::string& owner,
+                    std::int64_t lease_ms);
   LeaseResult renew(Session& s, const TaskScope& scope, const GrantToken& token,
                     std::int64_t lease_ms);
   LeaseResult release(Session& s, const TaskScope& scope, const GrantToken& token);

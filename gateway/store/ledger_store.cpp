@@ -3,6 +3,7 @@
 #include "core/fingerprint.hpp"
 #include "core/ownership.hpp"
 #include "store/authority_store.hpp"
+#include "store/prepared.hpp"
 #include "store/rejection_store.hpp"
 
 #include <pqxx/pqxx>
@@ -10,21 +11,41 @@
 namespace gw {
 namespace {
 
-constexpr const char* admit_new_sql = R"(
+constexpr Statement admit_new{"gw_admit_new", R"(
 WITH op AS (INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target,
                                     expected_version, upstream_key, state, attempts, created_ms, updated_ms,
                                     forward_deadline_ms)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'in_flight', 1, $10, $10, $10::bigint + $14::bigint)),
      at AS (INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms)
             VALUES ($1, $2, $3, 1, $11, $12, $13, $10))
-UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2)";
+UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2)"};
+
+// admit_new for a key not looked up first: a SERIALIZABLE lookup of a
+// missing key locks the index page where it would be, which is the page
+// every other task's new key is inserted into (with keys named in sequence,
+// always), and those conflicts abort unrelated admissions. ON CONFLICT's own
+// check takes no such lock; two admissions of one key still exclude each
+// other through the unique index (the later one waits, then fails to
+// serialize and is tried again). No row inserted: the key exists.
+constexpr Statement admit_if_new{"gw_admit_if_new", R"(
+WITH op AS (INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target,
+                                    expected_version, upstream_key, state, attempts, created_ms, updated_ms,
+                                    forward_deadline_ms)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'in_flight', 1, $10, $10, $10::bigint + $14::bigint)
+            ON CONFLICT (tenant, task, op_id) DO NOTHING
+            RETURNING ctid),
+     at AS (INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms)
+            SELECT $1, $2, $3, 1, $11::text, $12::text, $13::bigint, $10 FROM op
+            RETURNING ctid),
+     l AS (UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2 AND EXISTS (SELECT 1 FROM op))
+SELECT (SELECT ctid::text FROM op), (SELECT ctid::text FROM at))"};
 
 // Recovery of a not_executed operation: same key, same fingerprint, next
 // attempt. The state was checked in the snapshot: the row is found by its
 // primary key alone (see outcome_sql). A resolution that made it
 // not_executed belongs to the attempts before this one (it stays in
 // operation_evidence): the new attempt's own outcome will settle it.
-constexpr const char* readmit_sql = R"(
+constexpr Statement readmit{"gw_readmit", R"(
 WITH op AS (UPDATE operations SET state = 'in_flight', attempts = attempts + 1, updated_ms = $4,
                                   forward_deadline_ms = $4::bigint + $8::bigint,
                                   resolved_by = NULL, resolved_ms = NULL, resolution_evidence = NULL
@@ -33,14 +54,14 @@ WITH op AS (UPDATE operations SET state = 'in_flight', attempts = attempts + 1, 
      at AS (INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms)
             SELECT $1, $2, $3, op.attempts, $5, $6, $7, $4 FROM op),
      l AS (UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2 AND EXISTS (SELECT 1 FROM op))
-SELECT attempts FROM op)";
+SELECT attempts FROM op)"};
 
 // Only ever by primary key. A condition on `state` here lets the planner
 // pick the partial index operations_unresolved once statistics exist, and a
 // scan of it takes SERIALIZABLE predicate locks on every page that every
 // admission inserts into: measured, most admissions of other tasks then
 // failed serialization (bench/results.md). The snapshot checks the state.
-constexpr const char* outcome_sql = R"(
+constexpr Statement outcome{"gw_outcome", R"(
 WITH o AS (UPDATE operations
            SET state = $4, updated_ms = $5, committed_version = $6, response_status = $7,
                response_headers = $8::jsonb, response_body = $9, response_sha256 = decode($10, 'hex'),
@@ -50,13 +71,34 @@ WITH o AS (UPDATE operations
            WHERE tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $12)
 UPDATE task_ledger SET version = $14, open_op = $15
 WHERE tenant = $1 AND task = $2
-RETURNING version)";
+RETURNING version)"};
+
+// outcome, for the rows an admission wrote (AdmittedRows): each found at its
+// address ($17, $18), so no index page is read. Returns the version and
+// whether the attempt row was still at its address.
+constexpr Statement outcome_at{"gw_outcome_at", R"(
+WITH o AS (UPDATE operations
+           SET state = $4, updated_ms = $5, committed_version = $6, response_status = $7,
+               response_headers = $8::jsonb, response_body = $9, response_sha256 = decode($10, 'hex'),
+               response_length = $11, held_reason = $16
+           WHERE ctid = $17::tid AND tenant = $1 AND task = $2 AND op_id = $3),
+     a AS (UPDATE operation_attempts SET outcome = $4, outcome_ms = $5, upstream_status = $7, detail = $13
+           WHERE ctid = $18::tid AND tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $12
+           RETURNING 1)
+UPDATE task_ledger SET version = $14, open_op = $15
+WHERE tenant = $1 AND task = $2
+RETURNING version, (SELECT count(*) FROM a))"};
+
+// The attempt's part of outcome, by key: its row moved since admission.
+constexpr Statement attempt_outcome{"gw_attempt_outcome", R"(
+UPDATE operation_attempts SET outcome = $4, outcome_ms = $5, upstream_status = $6, detail = $7
+WHERE tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $8)"};
 
 // What else became known about an operation, beside the record that settled it.
-constexpr const char* evidence_sql = R"(
+constexpr Statement evidence{"gw_late_evidence", R"(
 INSERT INTO operation_evidence (tenant, task, op_id, attempt, source, outcome, upstream_status, detail,
                                 response_sha256, response_length, recorded_ms)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, decode($9, 'hex'), $10, $11))";
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, decode($9, 'hex'), $10, $11))"};
 
 // READ COMMITTED on purpose: FOR UPDATE SKIP LOCKED hands each due row to
 // one sweeper, the UPDATE re-checks the state on the locked row (a record
@@ -86,106 +128,161 @@ WITH now AS (SELECT )" + clock.now_sql(1) + R"( AS ms FROM authority a),
 SELECT tenant, task, op_id, attempts, provider, forward_deadline_ms, now_ms FROM swept)";
 }
 
+// What decide_admission weighs, from the request and the task as read.
+AdmissionInput admission_input(const AdmissionRequest& rq, const TaskSnapshot& snap) {
+  AdmissionInput in;
+  in.grant_check = check_grant(rq.token, snap.realm, rq.scope, snap.owner, snap.now_ms);
+  if (snap.operation)
+    in.existing = ExistingOperation{
+        snap.operation->fingerprint, snap.operation->state,
+        forward_abandoned(snap.operation->state, snap.operation->forward_deadline_ms, snap.now_ms),
+        snap.operation->response.has_value()};
+  in.operation_id = rq.operation_id;
+  in.fingerprint = rq.fingerprint;
+  in.ledger = snap.ledger;
+  in.expected_version = rq.expected_version;
+  return in;
+}
+
 }  // namespace
 
 AdmissionResult LedgerStore::admit(Session& s, const AdmissionRequest& rq) {
-  return serializable(s, [&](pqxx::dbtransaction& tx) {
-    auto snap = read_task(tx, clock_, rq.scope, rq.operation_id);
-    AdmissionInput in;
-    in.grant_check = check_grant(rq.token, snap.realm, rq.scope, snap.owner, snap.now_ms);
-    if (snap.operation)
-      in.existing = ExistingOperation{
-          snap.operation->fingerprint, snap.operation->state,
-          forward_abandoned(snap.operation->state, snap.operation->forward_deadline_ms, snap.now_ms),
-          snap.operation->response.has_value()};
-    in.operation_id = rq.operation_id;
-    in.fingerprint = rq.fingerprint;
-    in.ledger = snap.ledger;
-    in.expected_version = rq.expected_version;
+  return serializable(s, [&](pqxx::dbtransaction& tx) { return admit(tx, rq); });
+}
 
-    AdmissionResult r;
-    r.decision = decide_admission(in);
-    r.realm = snap.realm;
-    r.version = snap.ledger.version;
+AdmissionResult LedgerStore::admit(pqxx::dbtransaction& tx, const AdmissionRequest& rq) {
+  // Decided first as if the key were new, without reading it (admit_if_new).
+  // The operation is read only when the key turns out to exist, or when the
+  // ledger refuses and an operation under the key would change the answer
+  // (decide_admission weighs it before the ledger); a grant refusal comes
+  // before both.
+  auto snap = read_task(tx, clock_, rq.scope, std::nullopt);
+  const auto in = admission_input(rq, snap);
+  const auto first = decide_admission(in);
+  if (first.action == Admission::admit_new) {
     const auto& id = rq.token.identity;
-    switch (r.decision.action) {
-      case Admission::reject:
-        // The grant exactly as presented, whatever the task's epoch is now.
-        insert_rejection(tx,
-                         RejectionRecord{rq.scope, rq.operation_id, id, rq.fingerprint, rq.method, rq.provider,
-                                         rq.target, rq.expected_version, r.decision.code, rq.request_id},
-                         snap.now_ms);
-        break;
-      case Admission::replay:
-        r.recorded = std::move(snap.operation);
-        break;
-      case Admission::admit_new:
-        r.attempt = 1;
-        r.upstream_key = upstream_idempotency_key(rq.scope.tenant, rq.scope.task, rq.operation_id);
-        tx.exec_params0(admit_new_sql, rq.scope.tenant, rq.scope.task, rq.operation_id,
-                        pqxx::binarystring(rq.fingerprint), rq.method, rq.provider, rq.target,
-                        rq.expected_version, r.upstream_key, snap.now_ms, snap.realm, id.owner, id.epoch,
-                        rq.forward_budget_ms);
-        break;
-      case Admission::readmit: {
-        auto rows = tx.exec_params1(readmit_sql, rq.scope.tenant, rq.scope.task, rq.operation_id,
-                                    snap.now_ms, snap.realm, id.owner, id.epoch, rq.forward_budget_ms);
-        r.attempt = rows[0].as<int>();
-        r.upstream_key = snap.operation->upstream_key;
-        break;
-      }
+    const auto upstream_key = upstream_idempotency_key(rq.scope.tenant, rq.scope.task, rq.operation_id);
+    const auto inserted = exec_prepared(tx, admit_if_new, rq.scope.tenant, rq.scope.task, rq.operation_id,
+                                        pqxx::binarystring(rq.fingerprint), rq.method, rq.provider, rq.target,
+                                        rq.expected_version, upstream_key, snap.now_ms, snap.realm, id.owner,
+                                        id.epoch, rq.forward_budget_ms)
+                              .at(0);
+    if (!inserted[0].is_null()) {
+      AdmissionResult r;
+      r.decision = first;
+      r.realm = snap.realm;
+      r.version = snap.ledger.version;
+      r.attempt = 1;
+      r.upstream_key = upstream_key;
+      r.rows = AdmittedRows{inserted[0].as<std::string>(), inserted[1].as<std::string>()};
+      return r;
     }
-    return r;
-  });
+  } else if (in.grant_check != Code::ok) {
+    return apply_admission(tx, rq, std::move(snap), first);
+  }
+  snap = read_task(tx, clock_, rq.scope, rq.operation_id);
+  const auto decision = decide_admission(admission_input(rq, snap));
+  return apply_admission(tx, rq, std::move(snap), decision);
+}
+
+AdmissionResult LedgerStore::apply_admission(pqxx::dbtransaction& tx, const AdmissionRequest& rq, TaskSnapshot snap,
+                                             const AdmissionDecision& decision) {
+  AdmissionResult r;
+  r.decision = decision;
+  r.realm = snap.realm;
+  r.version = snap.ledger.version;
+  const auto& id = rq.token.identity;
+  switch (r.decision.action) {
+    case Admission::reject:
+      // The grant exactly as presented, whatever the task's epoch is now.
+      insert_rejection(tx,
+                       RejectionRecord{rq.scope, rq.operation_id, id, rq.fingerprint, rq.method, rq.provider,
+                                       rq.target, rq.expected_version, r.decision.code, rq.request_id},
+                       snap.now_ms);
+      break;
+    case Admission::replay:
+      r.recorded = std::move(snap.operation);
+      break;
+    case Admission::admit_new:
+      r.attempt = 1;
+      r.upstream_key = upstream_idempotency_key(rq.scope.tenant, rq.scope.task, rq.operation_id);
+      exec_prepared(tx, admit_new, rq.scope.tenant, rq.scope.task, rq.operation_id,
+                    pqxx::binarystring(rq.fingerprint), rq.method, rq.provider, rq.target, rq.expected_version,
+                    r.upstream_key, snap.now_ms, snap.realm, id.owner, id.epoch, rq.forward_budget_ms);
+      break;
+    case Admission::readmit: {
+      auto rows = exec_prepared(tx, readmit, rq.scope.tenant, rq.scope.task, rq.operation_id, snap.now_ms,
+                                snap.realm, id.owner, id.epoch, rq.forward_budget_ms);
+      r.attempt = rows.at(0)[0].as<int>();
+      r.upstream_key = snap.operation->upstream_key;
+      break;
+    }
+  }
+  return r;
 }
 
 OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
                                           const GrantToken& admitted_by) {
-  return serializable(s, [&](pqxx::dbtransaction& tx) {
-    auto snap = read_task(tx, clock_, out.scope, out.operation_id);
-    OutcomeResult r;
-    r.reply_gate = check_grant(admitted_by, snap.realm, out.scope, snap.owner, snap.now_ms);
-    r.version = snap.ledger.version;
-    if (!snap.operation) return r;
-    const auto& op = *snap.operation;
-    std::optional<unsigned> status;
-    std::optional<std::string> headers, sha;
-    std::optional<std::int64_t> length;
-    std::optional<pqxx::binarystring> body;
-    if (out.response) {
-      status = out.response->status;
-      headers = out.response->headers_json;
-      sha = out.response->body_sha256;
-      length = out.response->body_length;
-      body.emplace(out.response->body);
-    }
-    auto keep_evidence = [&](const std::string& detail) {
-      tx.exec_params0(evidence_sql, out.scope.tenant, out.scope.task, out.operation_id, out.attempt,
-                      std::string(name(EvidenceSource::late_reply)), std::string(name(out.state)), status, detail, sha, length,
-                      snap.now_ms);
-    };
-    // Only the attempt in flight (or its own late reply after a sweep) is
-    // settled here, and only once; anything else is kept as evidence.
-    if (!settles_operation(op.state, op.held_reason, op.attempts, out.attempt)) {
-      keep_evidence("arrived after the operation was " + std::string(name(op.state)) + ": " + out.detail);
-      return r;
-    }
-    if (op.state == OperationState::unknown)
-      keep_evidence("the forwarder's own reply, after the sweep: " + out.detail);
-    auto next = apply_outcome(snap.ledger, out.operation_id, out.state);
-    std::optional<std::int64_t> committed;
-    if (out.state == OperationState::succeeded) committed = next.version;
-    auto rows = tx.exec_params(outcome_sql, out.scope.tenant, out.scope.task, out.operation_id,
-                               std::string(name(out.state)), snap.now_ms, committed, status, headers,
-                               body ? *body : pqxx::binarystring(std::string()), sha, length,
-                               out.attempt, out.detail, next.version, next.open_operation,
-                               out.state == OperationState::unknown
-                                   ? std::optional<std::string>(std::string(name(HeldReason::outcome_unknown)))
-                                   : std::nullopt);
-    r.recorded = rows.size() == 1;
-    if (r.recorded) r.version = rows[0][0].as<std::int64_t>();
+  return serializable(s, [&](pqxx::dbtransaction& tx) { return record_outcome(tx, out, admitted_by); });
+}
+
+OutcomeResult LedgerStore::record_outcome(pqxx::dbtransaction& tx, const OutcomeRecord& out,
+                                          const GrantToken& admitted_by) {
+  auto snap = out.rows ? read_task_at(tx, clock_, out.scope, out.operation_id, out.rows->operation)
+                       : read_task(tx, clock_, out.scope, out.operation_id);
+  // Not at its address any more (a sweep or a resolution changed it): by key.
+  const bool at_rows = out.rows && snap.operation;
+  if (out.rows && !snap.operation) snap = read_task(tx, clock_, out.scope, out.operation_id);
+  OutcomeResult r;
+  r.reply_gate = check_grant(admitted_by, snap.realm, out.scope, snap.owner, snap.now_ms);
+  r.version = snap.ledger.version;
+  if (!snap.operation) return r;
+  const auto& op = *snap.operation;
+  std::optional<unsigned> status;
+  std::optional<std::string> headers, sha;
+  std::optional<std::int64_t> length;
+  std::optional<pqxx::binarystring> body;
+  if (out.response) {
+    status = out.response->status;
+    headers = out.response->headers_json;
+    sha = out.response->body_sha256;
+    length = out.response->body_length;
+    body.emplace(out.response->body);
+  }
+  auto keep_evidence = [&](const std::string& detail) {
+    exec_prepared(tx, evidence, out.scope.tenant, out.scope.task, out.operation_id, out.attempt,
+                    std::string(name(EvidenceSource::late_reply)), std::string(name(out.state)), status, detail, sha, length,
+                    snap.now_ms);
+  };
+  // Only the attempt in flight (or its own late reply after a sweep) is
+  // settled here, and only once; anything else is kept as evidence.
+  if (!settles_operation(op.state, op.held_reason, op.attempts, out.attempt)) {
+    keep_evidence("arrived after the operation was " + std::string(name(op.state)) + ": " + out.detail);
     return r;
-  });
+  }
+  if (op.state == OperationState::unknown)
+    keep_evidence("the forwarder's own reply, after the sweep: " + out.detail);
+  auto next = apply_outcome(snap.ledger, out.operation_id, out.state);
+  std::optional<std::int64_t> committed;
+  if (out.state == OperationState::succeeded) committed = next.version;
+  const std::string state(name(out.state));
+  const auto held = out.state == OperationState::unknown
+                        ? std::optional<std::string>(std::string(name(HeldReason::outcome_unknown)))
+                        : std::nullopt;
+  const auto body_param = body ? *body : pqxx::binarystring(std::string());
+  const auto rows =
+      at_rows ? exec_prepared(tx, outcome_at, out.scope.tenant, out.scope.task, out.operation_id, state, snap.now_ms,
+                              committed, status, headers, body_param, sha, length, out.attempt, out.detail,
+                              next.version, next.open_operation, held, out.rows->operation, out.rows->attempt)
+              : exec_prepared(tx, outcome, out.scope.tenant, out.scope.task, out.operation_id, state, snap.now_ms,
+                              committed, status, headers, body_param, sha, length, out.attempt, out.detail,
+                              next.version, next.open_operation, held);
+  if (at_rows && rows.size() == 1 && rows[0][1].as<std::int64_t>() == 0)
+    exec_prepared(tx, attempt_outcome, out.scope.tenant, out.scope.task, out.operation_id, state, snap.now_ms, status,
+                  out.detail, out.attempt);
+  r.recorded = rows.size() == 1;
+  if (r.recorded) r.version = rows[0][0].as<std::int64_t>();
+  return r;
 }
 
 ReceiptResult LedgerStore::receipt(Session& s, const TaskScope& scope, const GrantToken& token,

@@ -33,6 +33,15 @@ struct AdmissionRequest {
   std::optional<std::string> request_id = std::nullopt;
 };
 
+// Where an admission wrote its operation and attempt rows (PostgreSQL row
+// addresses, ctid), so that the outcome reads and updates exactly those rows
+// without a lookup in an index other tasks insert into. An address is only
+// a hint: a row that moved since is found by its key instead.
+struct AdmittedRows {
+  std::string operation;
+  std::string attempt;
+};
+
 struct AdmissionResult {
   AdmissionDecision decision;
   int attempt = 0;             // admitted: the attempt number now in flight
@@ -40,6 +49,7 @@ struct AdmissionResult {
   std::string realm;
   std::int64_t version = 0;    // the task's business version as read
   std::optional<StoredOperation> recorded;  // replay: what to send back
+  std::optional<AdmittedRows> rows;         // admitted by admit_if_new
 };
 
 struct OutcomeRecord {
@@ -49,6 +59,7 @@ struct OutcomeRecord {
   OperationState state = OperationState::unknown;
   std::optional<RecordedResponse> response;  // the provider's reply, if one arrived
   std::string detail;                        // why, for operators
+  std::optional<AdmittedRows> rows = std::nullopt;
 };
 
 struct OutcomeResult {
@@ -83,8 +94,12 @@ class LedgerStore {
   // Both throw AuthorityUnavailable when the database cannot answer.
   // A refusal (Admission::reject) is also recorded in the rejection audit
   // (store/rejection_store.hpp), in the same transaction.
+  // Each decision alone (its own SERIALIZABLE transaction), or inside one
+  // the caller opened and commits (Database::decide_shared).
   AdmissionResult admit(Session& s, const AdmissionRequest& request);
+  AdmissionResult admit(pqxx::dbtransaction& tx, const AdmissionRequest& request);
   OutcomeResult record_outcome(Session& s, const OutcomeRecord& outcome, const GrantToken& admitted_by);
+  OutcomeResult record_outcome(pqxx::dbtransaction& tx, const OutcomeRecord& outcome, const GrantToken& admitted_by);
   ReceiptResult receipt(Session& s, const TaskScope& scope, const GrantToken& token,
                         const std::string& operation_id);
   // Declares up to `limit` abandoned forwards unknown, each exactly once
@@ -93,6 +108,10 @@ class LedgerStore {
   std::vector<SweptOperation> sweep_abandoned(Session& s, unsigned limit);
 
  private:
+  // Writes what `decision` (made on `snap`) says: the rejection row, the
+  // operation and its attempt, or nothing for a replay.
+  AdmissionResult apply_admission(pqxx::dbtransaction& tx, const AdmissionRequest& request, TaskSnapshot snap,
+                                  const AdmissionDecision& decision);
   AuthorityClock& clock_;
 };
 

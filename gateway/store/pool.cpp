@@ -1,5 +1,7 @@
 #include "store/pool.hpp"
 
+#include "store/transaction.hpp"
+
 #include <pqxx/pqxx>
 
 #include <algorithm>
@@ -134,20 +136,29 @@ std::size_t Pool::queued() const {
 
 void Pool::work(std::size_t index) {
   Session session(options_.session, last_failure_);
+  const auto expired = [this](const Queued& q) {
+    return q.job.lane == Lane::request && std::chrono::steady_clock::now() - q.since > options_.queue_timeout;
+  };
   for (;;) {
-    Queued next;
+    std::vector<Job> group;
+    std::vector<Job> late;  // waited past queue_timeout: refused, not run
     {
       std::unique_lock lock(mutex_);
       ready_.wait(lock, [this] { return stopping_ || !queue_.empty() || !outcomes_.empty(); });
       auto& lane = !outcomes_.empty() ? outcomes_ : queue_;
       if (lane.empty()) return;  // stopping
-      next = std::move(lane.front());
-      lane.pop_front();
+      // The first job, and the shareable ones queued behind it in its lane.
+      while (!lane.empty() && group.size() < std::max(1u, options_.group_max)) {
+        if (!group.empty() && !(group.front().shared && lane.front().job.shared)) break;
+        if (expired(lane.front()))
+          late.push_back(std::move(lane.front().job));
+        else
+          group.push_back(std::move(lane.front().job));
+        lane.pop_front();
+      }
     }
-    if (next.job.lane == Lane::request && std::chrono::steady_clock::now() - next.since > options_.queue_timeout) {
-      next.job.reject();
-      continue;
-    }
+    for (auto& job : late) job.reject();
+    if (group.empty()) continue;
     ++busy_;
     {
       std::lock_guard lock(watch_mutex_);
@@ -155,13 +166,41 @@ void Pool::work(std::size_t index) {
     }
     // The watchdog may be waiting with no deadline at all.
     watch_changed_.notify_one();
-    next.job.run(session);
+    if (group.size() == 1)
+      group.front().run(session);
+    else
+      run_group(session, group);
     {
       std::lock_guard lock(watch_mutex_);
       watches_[index].session = nullptr;
     }
     --busy_;
   }
+}
+
+void Pool::run_group(Session& session, std::vector<Job>& group) {
+  try {
+    pqxx::transaction<pqxx::serializable> tx(session.connection());
+    for (auto& job : group) job.shared->stage(tx);
+    tx.commit();
+  } catch (const std::exception& e) {
+    if (classify_failure(e) == FailureKind::in_doubt) {
+      // Perhaps committed, perhaps not: none of them may be made again.
+      session.discard();
+      const auto error = std::make_exception_ptr(
+          AuthorityUnavailable(std::string("shared commit outcome in doubt: ") + e.what()));
+      for (auto& job : group) job.shared->fail(error);
+      return;
+    }
+    // Nothing committed. Alone, each meets its own conflict, reconnect or
+    // error (a conflict one of them caused need not recur without the others).
+    ++groups_split_;
+    for (auto& job : group) job.run(session);
+    return;
+  }
+  ++groups_committed_;
+  grouped_decisions_ += group.size();
+  for (auto& job : group) job.shared->deliver();
 }
 
 void Pool::watch() {

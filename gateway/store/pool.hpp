@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -76,6 +77,9 @@ struct PoolOptions {
   // again each second until it returns: the peer may acknowledge every
   // packet and never answer (a stalled proxy), which no TCP timeout sees.
   std::chrono::milliseconds call_timeout{10000};
+  // Decisions waiting together share one transaction and one commit (one
+  // WAL flush) on a worker, up to this many; 1 turns sharing off.
+  unsigned group_max = 32;
 };
 
 class Pool {
@@ -87,6 +91,18 @@ class Pool {
     std::function<void(Session&)> run;
     std::function<void()> reject;
     Lane lane = Lane::request;
+    // Set for a decision that may share a transaction with others in its
+    // lane: `stage` makes it inside the transaction the worker opened and
+    // keeps its result, `deliver` hands that over once the shared commit
+    // is done, `fail` reports a shared commit whose outcome is unknown.
+    // If the group fails before its commit, nothing of it was committed and
+    // each job runs alone instead (`run`).
+    struct Shared {
+      std::function<void(pqxx::dbtransaction&)> stage;
+      std::function<void()> deliver;
+      std::function<void(std::exception_ptr)> fail;
+    };
+    std::optional<Shared> shared = std::nullopt;
   };
 
   explicit Pool(PoolOptions options);
@@ -103,6 +119,11 @@ class Pool {
   std::size_t size() const { return workers_.size(); }
   // Connections cut by the call_timeout watchdog since the start.
   std::size_t interrupted() const { return interrupted_.load(); }
+  // Transactions that carried more than one decision, and the decisions in them.
+  std::size_t groups_committed() const { return groups_committed_.load(); }
+  std::size_t grouped_decisions() const { return grouped_decisions_.load(); }
+  // Groups that failed before their commit, each job then run alone.
+  std::size_t groups_split() const { return groups_split_.load(); }
 
  private:
   struct Queued {
@@ -115,6 +136,8 @@ class Pool {
     std::chrono::steady_clock::time_point deadline;
   };
   void work(std::size_t index);
+  // Runs `group` (two or more shared jobs) in one SERIALIZABLE transaction.
+  void run_group(Session& session, std::vector<Job>& group);
   void watch();
 
   PoolOptions options_;
@@ -126,6 +149,7 @@ class Pool {
   bool stopping_ = false;
   std::atomic<std::size_t> busy_{0};
   std::atomic<std::size_t> interrupted_{0};
+  std::atomic<std::size_t> groups_committed_{0}, grouped_decisions_{0}, groups_split_{0};
   std::mutex watch_mutex_;
   std::condition_variable watch_changed_;
   std::vector<Watch> watches_;  // one per worker, under watch_mutex_

@@ -1,16 +1,17 @@
 #include "store/rejection_store.hpp"
 
 #include "store/authority_store.hpp"
+#include "store/prepared.hpp"
 
 #include <pqxx/pqxx>
 
 namespace gw {
 namespace {
 
-constexpr const char* insert_sql = R"(
+constexpr Statement insert{"gw_insert_rejection", R"(
 INSERT INTO rejections (tenant, task, op_id, realm, grant_tenant, grant_task, owner, epoch, fingerprint,
                         method, provider, target, expected_version, code, request_id, recorded_ms)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16))";
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16))"};
 
 }  // namespace
 
@@ -27,11 +28,11 @@ void insert_rejection(pqxx::transaction_base& tx, const RejectionRecord& r, std:
   // libpqxx 6.4 sends a binarystring only by itself, not inside an
   // optional: a missing fingerprint is a NULL of another type.
   if (r.fingerprint)
-    tx.exec_params0(insert_sql, r.scope.tenant, r.scope.task, r.operation_id, realm, grant_tenant, grant_task,
+    exec_prepared(tx, insert, r.scope.tenant, r.scope.task, r.operation_id, realm, grant_tenant, grant_task,
                     owner, epoch, pqxx::binarystring(*r.fingerprint), r.method, r.provider, r.target,
                     r.expected_version, std::string(name(r.code)), r.request_id, now_ms);
   else
-    tx.exec_params0(insert_sql, r.scope.tenant, r.scope.task, r.operation_id, realm, grant_tenant, grant_task,
+    exec_prepared(tx, insert, r.scope.tenant, r.scope.task, r.operation_id, realm, grant_tenant, grant_task,
                     owner, epoch, nullptr, r.method, r.provider, r.target,
                     r.expected_version, std::string(name(r.code)), r.request_id, now_ms);
 }

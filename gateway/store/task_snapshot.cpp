@@ -1,14 +1,20 @@
 #include "store/task_snapshot.hpp"
 
+#include "store/prepared.hpp"
+
 #include <pqxx/pqxx>
 
 namespace gw {
 
-TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const TaskScope& scope,
-                       const std::optional<std::string>& operation_id) {
-  // The operation join matches nothing when there is no key ($3 NULL).
-  const std::string sql =
-      "SELECT a.realm, " + clock.now_sql(4) +
+namespace {
+
+// The operation join matches nothing when there is no key ($3 NULL). With
+// `at_location`, the operation is read at its row address ($5), a TID scan
+// that locks that row only, not an index page.
+std::string snapshot_sql(const AuthorityClock& clock, bool at_location) {
+  std::string sql = "SELECT a.realm, ";
+  sql += clock.now_sql(4);
+  sql +=
       ", t.owner, t.epoch, t.secret_hash, t.expires_at_ms,"
       " l.version, l.open_op,"
       " o.fingerprint, o.state, o.attempts, o.upstream_key, o.committed_version,"
@@ -19,8 +25,41 @@ TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const 
       " FROM authority a"
       " LEFT JOIN tasks t ON t.tenant = $1 AND t.task = $2"
       " LEFT JOIN task_ledger l ON l.tenant = $1 AND l.task = $2"
-      " LEFT JOIN operations o ON o.tenant = $1 AND o.task = $2 AND o.op_id = $3";
-  auto row = tx.exec_params1(sql, scope.tenant, scope.task, operation_id, clock.high_water());
+      " LEFT JOIN operations o ON ";
+  if (at_location) sql += "o.ctid = $5::tid AND ";
+  sql += "o.tenant = $1 AND o.task = $2 AND o.op_id = $3";
+  return sql;
+}
+
+TaskSnapshot parse_snapshot(const pqxx::row& row, AuthorityClock& clock);
+
+}  // namespace
+
+TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const TaskScope& scope,
+                       const std::optional<std::string>& operation_id) {
+  // One text per clock kind, so each has its own name on a connection.
+  static const std::string wall = snapshot_sql(AuthorityClock(false), false),
+                           manual = snapshot_sql(AuthorityClock(true), false);
+  const Statement statement = clock.manual() ? Statement{"gw_snapshot_manual", manual.c_str()}
+                                             : Statement{"gw_snapshot", wall.c_str()};
+  return parse_snapshot(
+      exec_prepared(tx, statement, scope.tenant, scope.task, operation_id, clock.high_water()).at(0), clock);
+}
+
+TaskSnapshot read_task_at(pqxx::transaction_base& tx, AuthorityClock& clock, const TaskScope& scope,
+                          const std::string& operation_id, const std::string& location) {
+  static const std::string wall = snapshot_sql(AuthorityClock(false), true),
+                           manual = snapshot_sql(AuthorityClock(true), true);
+  const Statement statement = clock.manual() ? Statement{"gw_snapshot_at_manual", manual.c_str()}
+                                             : Statement{"gw_snapshot_at", wall.c_str()};
+  return parse_snapshot(
+      exec_prepared(tx, statement, scope.tenant, scope.task, operation_id, clock.high_water(), location).at(0),
+      clock);
+}
+
+namespace {
+
+TaskSnapshot parse_snapshot(const pqxx::row& row, AuthorityClock& clock) {
   TaskSnapshot s;
   s.realm = row[0].as<std::string>();
   s.now_ms = row[1].as<std::int64_t>();
@@ -62,5 +101,7 @@ TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const 
   }
   return s;
 }
+
+}  // namespace
 
 }  // namespace gw

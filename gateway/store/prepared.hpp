@@ -1,0 +1,27 @@
+// Statements the request path runs on every decision, prepared once per
+// connection: PostgreSQL then parses and plans each once instead of on
+// every call (docs/performance.md has the measured difference).
+#pragma once
+
+#include <pqxx/pqxx>
+
+#include <string>
+#include <utility>
+
+namespace gw {
+
+struct Statement {
+  const char* name;  // unique per definition; "gw_" keeps it apart from libpqxx's own
+  const char* sql;
+};
+
+// libpqxx 6.4 registers a definition per connection and prepares it on the
+// server at its first use; registering the same text again is a lookup, so
+// a connection that was replaced simply prepares it anew.
+template <class... Args>
+pqxx::result exec_prepared(pqxx::transaction_base& tx, const Statement& statement, Args&&... args) {
+  tx.conn().prepare(statement.name, statement.sql);
+  return tx.exec_prepared(statement.name, std::forward<Args>(args)...);
+}
+
+}  // namespace gw
