@@ -102,3 +102,100 @@ TEST_CASE("database: the outcome lane is served while the request lane refuses n
   std::lock_guard lock(order_mutex);
   CHECK(order == std::vector<std::string>{"second request refused", "outcome", "request"});
 }
+
+namespace {
+
+// A worker held busy on a latch, so that jobs queue behind it: when it is let
+// go they are taken together.
+struct HeldWorker {
+  explicit HeldWorker(Rig& rig) {
+    rig.pool.submit(Pool::Job{[this](Session&) {
+                                holding.count_down();
+                                let_go.wait();
+                              },
+                              [] {}});
+    holding.wait();
+  }
+  std::latch holding{1}, let_go{1};
+};
+
+// A decision that may share: inserts `value` into table t and returns it.
+auto shared_insert(Rig& rig, int value) {
+  auto insert = [value](pqxx::dbtransaction& tx) {
+    tx.exec0("INSERT INTO t VALUES (" + std::to_string(value) + ")");
+    return value;
+  };
+  return rig.database.decide_shared([insert](Session& s) { return serializable(s, insert); }, insert);
+}
+
+}  // namespace
+
+TEST_CASE("database: decisions waiting together share one transaction and one commit") {
+  Rig rig;
+  rig.db.exec("CREATE TABLE t (v int PRIMARY KEY)");
+  HeldWorker held(rig);
+  std::vector<std::future<int>> results;
+  for (int v = 1; v <= 5; ++v) results.push_back(asio::co_spawn(rig.io, shared_insert(rig, v), asio::use_future));
+  // Each coroutine submits its job when the context runs; the worker is still busy.
+  while (rig.pool.queued() < 5) rig.io.run_one();
+  held.let_go.count_down();
+  rig.io.run();
+  for (int v = 1; v <= 5; ++v) CHECK(results[static_cast<std::size_t>(v - 1)].get() == v);
+  CHECK(rig.pool.groups_committed() == 1);
+  CHECK(rig.pool.grouped_decisions() == 5);
+  CHECK(rig.pool.groups_split() == 0);
+  CHECK(rig.db.scalar("SELECT string_agg(v::text, ',' ORDER BY v) FROM t") == "1,2,3,4,5");
+}
+
+TEST_CASE("database: a shared transaction that fails is split and each decision is made alone") {
+  Rig rig;
+  rig.db.exec("CREATE TABLE t (v int PRIMARY KEY)");
+  rig.db.exec("INSERT INTO t VALUES (2)");  // the second decision fails on the key
+  HeldWorker held(rig);
+  std::vector<std::future<int>> results;
+  for (int v = 1; v <= 3; ++v) results.push_back(asio::co_spawn(rig.io, shared_insert(rig, v), asio::use_future));
+  while (rig.pool.queued() < 3) rig.io.run_one();
+  held.let_go.count_down();
+  rig.io.run();
+  CHECK(results[0].get() == 1);
+  // Alone it conflicts every time (a duplicate key is tried again, as two
+  // admissions of one key are), so it gives up; the others were not harmed.
+  CHECK_THROWS_AS(results[1].get(), AuthorityUnavailable);
+  CHECK(results[2].get() == 3);
+  CHECK(rig.pool.groups_split() == 1);
+  CHECK(rig.pool.groups_committed() == 0);
+  CHECK(rig.db.scalar("SELECT string_agg(v::text, ',' ORDER BY v) FROM t") == "1,2,3");
+}
+
+TEST_CASE("database: with group_max 1 every decision commits alone") {
+  TestDatabase db;
+  PoolOptions options{SessionOptions{db.url()}, 1, 4096, std::chrono::milliseconds(60000)};
+  options.group_max = 1;
+  Pool pool(options);
+  Database database(pool, RetryPolicy{4, std::chrono::milliseconds(1), std::chrono::milliseconds(5)});
+  db.exec("CREATE TABLE t (v int PRIMARY KEY)");
+  asio::io_context io;
+  std::latch holding(1), let_go(1);
+  pool.submit(Pool::Job{[&](Session&) {
+                          holding.count_down();
+                          let_go.wait();
+                        },
+                        [] {}});
+  holding.wait();
+  std::vector<std::future<int>> results;
+  for (int v = 1; v <= 3; ++v) {
+    auto insert = [v](pqxx::dbtransaction& tx) {
+      tx.exec0("INSERT INTO t VALUES (" + std::to_string(v) + ")");
+      return v;
+    };
+    results.push_back(asio::co_spawn(
+        io, database.decide_shared([insert](Session& s) { return serializable(s, insert); }, insert),
+        asio::use_future));
+  }
+  while (pool.queued() < 3) io.run_one();
+  let_go.count_down();
+  io.run();
+  for (auto& r : results) r.get();
+  CHECK(pool.groups_committed() == 0);
+  CHECK(db.scalar("SELECT count(*) FROM t") == "3");
+}

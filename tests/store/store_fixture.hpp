@@ -89,7 +89,8 @@ struct StoreFixture {
       return a.decision.code;
     RecordedResponse reply{201, R"([["Content-Type","application/json"]])", R"({"booked":true})", "", 15};
     auto o = ledger.record_outcome(
-        session, {{intent.tenant, intent.task}, intent.operation, a.attempt, OperationState::succeeded, reply, "test"},
+        session,
+        {{intent.tenant, intent.task}, intent.operation, a.attempt, OperationState::succeeded, reply, "test", a.rows},
         grant);
     REQUIRE(o.recorded);
     return Code::committed;

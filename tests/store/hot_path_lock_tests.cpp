@@ -1,0 +1,152 @@
+// The request path's SERIALIZABLE reads stay off index pages that other
+// tasks write (schema/009_hot_path.sql, docs/performance.md). PostgreSQL
+// locks a B-tree lookup by page, and an insert into a page another
+// transaction has read is a read-write conflict between them: with keys
+// named in sequence every active task shares those pages, and such
+// conflicts aborted unrelated admissions. These tests read the transaction's
+// SIREAD locks from pg_locks before it commits, and check the decisions
+// made on the paths that avoid the lookups are the ones the rules make.
+#include "store/store_fixture.hpp"
+
+using namespace gw;
+using namespace gw::test;
+
+namespace {
+
+// The index pages `tx`'s backend holds SIREAD locks on, as "index:page".
+std::string page_read_locks(const StoreFixture& f, pqxx::dbtransaction& tx) {
+  const auto pid = tx.exec("SELECT pg_backend_pid()")[0][0].as<std::string>();
+  return f.db.scalar(
+      "SELECT coalesce(string_agg(DISTINCT relation::regclass::text || ':' || locktype, ',' "
+      "ORDER BY relation::regclass::text || ':' || locktype), '') FROM pg_locks "
+      "WHERE mode = 'SIReadLock' AND pid = " + pid + " AND locktype IN ('page', 'relation')");
+}
+
+bool contains(const std::string& locks, const std::string& what) { return locks.find(what) != std::string::npos; }
+
+const Intent op_1{"tenant-a", "trip-1", "trip-1-op-1", "value-1", 0};
+
+}  // namespace
+
+TEST_CASE("hot path: a first claim inserts the task without reading the tasks index") {
+  StoreFixture f;
+  f.at(10);
+  pqxx::transaction<pqxx::serializable> tx(f.session.connection());
+  auto r = f.authority.claim(tx, {"tenant-a", "trip-1"}, "region-a", 1000);
+  REQUIRE(r.code == Code::granted);
+  CHECK(r.expires_at_ms == 1010);
+  const auto locks = page_read_locks(f, tx);
+  CHECK_FALSE(contains(locks, "tasks_pkey"));
+  CHECK_FALSE(contains(locks, "task_ledger_pkey"));
+  tx.commit();
+  CHECK(f.db.scalar("SELECT owner || ' ' || expires_at_ms || ' ' || granted_at_ms FROM tasks") == "region-a 1010 10");
+  CHECK(f.db.scalar("SELECT version FROM task_ledger WHERE task = 'trip-1'") == "0");
+}
+
+TEST_CASE("hot path: a claim of a task that exists is decided on the task as read") {
+  StoreFixture f;
+  f.claim("tenant-a", "trip-1", "region-a", 10, 1000);
+  f.at(20);
+  CHECK(f.authority.claim(f.session, {"tenant-a", "trip-1"}, "region-b", 1000).code == Code::busy);
+  f.at(1010);
+  auto r = f.authority.claim(f.session, {"tenant-a", "trip-1"}, "region-b", 1000);
+  CHECK(r.code == Code::granted);
+  CHECK(f.db.scalar("SELECT owner FROM tasks") == "region-b");
+}
+
+TEST_CASE("hot path: a claim whose lease would end past the largest time is refused, not inserted") {
+  StoreFixture f;
+  f.at(std::numeric_limits<std::int64_t>::max() - 10);
+  CHECK(f.authority.claim(f.session, {"tenant-a", "trip-1"}, "region-a", 11).code == Code::invalid_request);
+  CHECK(f.db.scalar("SELECT count(*) FROM tasks") == "0");
+}
+
+TEST_CASE("hot path: a new key is admitted without reading the operations or attempts index") {
+  StoreFixture f;
+  auto grant = f.claim("tenant-a", "trip-1", "region-a", 10, 100'000);
+  f.at(20);
+  pqxx::transaction<pqxx::serializable> tx(f.session.connection());
+  auto a = f.ledger.admit(tx, f.admission(grant, op_1));
+  REQUIRE(a.decision.action == Admission::admit_new);
+  REQUIRE(a.rows);
+  const auto locks = page_read_locks(f, tx);
+  CHECK_FALSE(contains(locks, "operations_pkey"));
+  CHECK_FALSE(contains(locks, "operation_attempts_pkey"));
+  CHECK_FALSE(contains(locks, "operations:relation"));
+  tx.commit();
+  CHECK(f.db.scalar("SELECT state || ' ' || attempts FROM operations") == "in_flight 1");
+  CHECK(f.db.scalar("SELECT open_op FROM task_ledger") == "trip-1-op-1");
+}
+
+TEST_CASE("hot path: the outcome of that admission updates its rows at their addresses, no index read") {
+  StoreFixture f;
+  auto grant = f.claim("tenant-a", "trip-1", "region-a", 10, 100'000);
+  f.at(20);
+  auto a = f.ledger.admit(f.session, f.admission(grant, op_1));
+  REQUIRE(a.rows);
+  pqxx::transaction<pqxx::serializable> tx(f.session.connection());
+  auto o = f.ledger.record_outcome(
+      tx, {{"tenant-a", "trip-1"}, "trip-1-op-1", 1, OperationState::succeeded, RecordedResponse{201, "[]", "{}", "", 2}, "ok", a.rows},
+      grant);
+  CHECK(o.recorded);
+  CHECK(o.version == 1);
+  const auto locks = page_read_locks(f, tx);
+  CHECK_FALSE(contains(locks, "operations_pkey"));
+  CHECK_FALSE(contains(locks, "operation_attempts_pkey"));
+  tx.commit();
+  CHECK(f.db.scalar("SELECT state || ' ' || committed_version FROM operations") == "succeeded 1");
+  CHECK(f.db.scalar("SELECT outcome || ' ' || upstream_status FROM operation_attempts") == "succeeded 201");
+  CHECK(f.db.scalar("SELECT version || ' ' || coalesce(open_op, '-') FROM task_ledger") == "1 -");
+}
+
+TEST_CASE("hot path: an outcome whose rows moved since admission finds them by key") {
+  StoreFixture f;
+  auto grant = f.claim("tenant-a", "trip-1", "region-a", 10, 100'000);
+  f.at(20);
+  auto a = f.ledger.admit(f.session, f.admission(grant, op_1));
+  REQUIRE(a.rows);
+  // Another version of both rows (what a sweep's update does), same values.
+  f.db.exec("UPDATE operations SET updated_ms = updated_ms");
+  f.db.exec("UPDATE operation_attempts SET admitted_ms = admitted_ms");
+  CHECK(f.db.scalar("SELECT ctid::text FROM operations") != a.rows->operation);
+  auto o = f.ledger.record_outcome(
+      f.session,
+      {{"tenant-a", "trip-1"}, "trip-1-op-1", 1, OperationState::succeeded, RecordedResponse{201, "[]", "{}", "", 2}, "ok", a.rows},
+      grant);
+  CHECK(o.recorded);
+  CHECK(f.db.scalar("SELECT state FROM operations") == "succeeded");
+  CHECK(f.db.scalar("SELECT outcome FROM operation_attempts") == "succeeded");
+}
+
+TEST_CASE("hot path: an outcome whose attempt row alone moved still records the attempt") {
+  StoreFixture f;
+  auto grant = f.claim("tenant-a", "trip-1", "region-a", 10, 100'000);
+  f.at(20);
+  auto a = f.ledger.admit(f.session, f.admission(grant, op_1));
+  REQUIRE(a.rows);
+  f.db.exec("UPDATE operation_attempts SET admitted_ms = admitted_ms");
+  auto o = f.ledger.record_outcome(
+      f.session,
+      {{"tenant-a", "trip-1"}, "trip-1-op-1", 1, OperationState::rejected, RecordedResponse{422, "[]", "{}", "", 2}, "no", a.rows},
+      grant);
+  CHECK(o.recorded);
+  CHECK(f.db.scalar("SELECT state FROM operations") == "rejected");
+  CHECK(f.db.scalar("SELECT outcome || ' ' || upstream_status FROM operation_attempts") == "rejected 422");
+}
+
+TEST_CASE("hot path: a key that exists is decided with its operation: exact retry, conflict, refusal order") {
+  StoreFixture f;
+  auto grant = f.claim("tenant-a", "trip-1", "region-a", 10, 100'000);
+  REQUIRE(f.commit(grant, op_1, 20) == Code::committed);
+  // The ledger alone would refuse (version 1 now, Expected-Version 0), but
+  // the operation under the key answers first.
+  CHECK(f.commit(grant, op_1, 30) == Code::historical_retry);
+  Intent changed = op_1;
+  changed.value = "other";
+  CHECK(f.commit(grant, changed, 40) == Code::operation_conflict);
+  // A new key under the old version: the ledger's refusal, audited.
+  Intent stale{"tenant-a", "trip-1", "trip-1-op-2", "value-2", 0};
+  CHECK(f.commit(grant, stale, 50) == Code::version_conflict);
+  CHECK(f.db.scalar("SELECT count(*) FROM operations") == "1");
+  CHECK(f.db.scalar("SELECT string_agg(code, ',' ORDER BY id) FROM rejections") == "operation_conflict,version_conflict");
+}
