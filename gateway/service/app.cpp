@@ -108,6 +108,9 @@ std::optional<App::Route> App::route_for(const std::vector<std::string>& s) cons
     case RouteId::readyz: handler = &App::readyz; break;
     case RouteId::metrics: handler = &App::metrics; break;
     case RouteId::openapi: handler = &App::openapi; break;
+    case RouteId::ui_page:
+    case RouteId::ui_script:
+    case RouteId::ui_style: handler = &App::ui_asset; break;
     case RouteId::claim: handler = &App::claim; break;
     case RouteId::renew: handler = &App::renew; break;
     case RouteId::release: handler = &App::release; break;

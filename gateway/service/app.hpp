@@ -107,6 +107,8 @@ class App {
   Reply metrics(Call& call);
   Reply openapi(Call& call);
   Reply set_clock(Call& call);
+  // ui_routes.cpp: the operator page's files, by call.route
+  Reply ui_asset(Call& call);
   // admin_routes.cpp
   Reply held_operations(Call& call);
   // operator_routes.cpp
