@@ -105,10 +105,11 @@ function loadHeld(more) {
     const page = await api('GET', '/v1/admin/held' + query(params));
     heldCursor = page.next_cursor;
     $('held-more').hidden = !heldCursor;
+    // The button first: long names widen the table, and the action must stay in view.
     fillRows($('held-table').tBodies[0], page.held.map((op) => [
+      el('button', { type: 'button', className: 'open', onclick: () => openOperation(op.tenant, op.task, op.operation) }, 'Open'),
       op.tenant, op.task, op.operation, stateCell(op.state), op.reason, duration(op.held_for_ms), time(op.held_since_ms),
       op.provider, op.method + ' ' + op.target, text(op.attempts),
-      el('button', { type: 'button', className: 'open', onclick: () => openOperation(op.tenant, op.task, op.operation) }, 'Open'),
     ]), more);
     const shown = $('held-table').tBodies[0].rows.length;
     say('held-status', shown ? shown + ' held operation' + (shown === 1 ? '' : 's') + (heldCursor ? ' (more below)' : '')

@@ -142,14 +142,15 @@ TEST_CASE("operator page: a held operation from a real provider fault is listed,
 
   const auto held = rows(tab, "held-table");
   REQUIRE(held.size() == 1);
-  CHECK(held[0][0] == "tenant-a");
-  CHECK(held[0][1] == hostile_task);
-  CHECK(held[0][2] == "op-held");
-  CHECK(held[0][3] == "unknown");
-  CHECK(held[0][4] == "outcome_unknown");
-  CHECK(held[0][7] == "booking");
-  CHECK(held[0][8] == "POST /bookings" + hostile_query);
-  CHECK(held[0][9] == "1");
+  CHECK(held[0][0] == "Open");
+  CHECK(held[0][1] == "tenant-a");
+  CHECK(held[0][2] == hostile_task);
+  CHECK(held[0][3] == "op-held");
+  CHECK(held[0][4] == "unknown");
+  CHECK(held[0][5] == "outcome_unknown");
+  CHECK(held[0][8] == "booking");
+  CHECK(held[0][9] == "POST /bookings" + hostile_query);
+  CHECK(held[0][10] == "1");
   CHECK(text_of(tab, "held-status") == "1 held operation");
 
   const auto rejected = rows(tab, "rejections-table");
