@@ -1,16 +1,13 @@
 # Container image of the gateway (and the demo providers).
 #   docker build -t write-gateway .     or     docker compose up --build
-# Build stage: the same Debian 12 packages as scripts/deps.sh, minus what only tests and local
-# runs need (PostgreSQL server, ccache).
+# Build stage: scripts/deps.sh's build group, by running deps.sh itself, so the image and the
+# development machines build with one package list (scripts/check-container.py, run by
+# scripts/test.sh, refuses any other install here). Tests and local runs need more (PostgreSQL,
+# Chromium, ccache): deps.sh's other group, not in the image.
 FROM debian:12 AS build
-# Boost pinned to 1.81: an unversioned libboost-*-dev would pull 1.74 and remove 1.81.
-RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      build-essential cmake ninja-build pkg-config \
-      libboost1.81-dev libboost-url1.81-dev libboost-json1.81-dev \
-      libpqxx-dev libpq-dev nlohmann-json3-dev doctest-dev libssl-dev ca-certificates \
- && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+COPY scripts/deps.sh scripts/deps.sh
+RUN scripts/deps.sh build && rm -rf /var/lib/apt/lists/*
 COPY . .
 # 2 jobs by default: a Beast translation unit takes ~830 MB to compile.
 ARG BUILD_JOBS=2
@@ -18,6 +15,8 @@ ARG BUILD_JOBS=2
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" \
  && cmake --build /build -j"${BUILD_JOBS}" --target write-gateway demo-provider
 
+# Runtime stage: the shared libraries of the build packages (check-container.py checks each
+# against dpkg's dependencies of the build group).
 FROM debian:12-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \

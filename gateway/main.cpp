@@ -1,6 +1,8 @@
 // write-gateway: wiring only. Loads the config, starts the runtime, waits
-// for SIGINT/SIGTERM and stops gracefully; SIGHUP reloads the TLS files.
+// for SIGINT/SIGTERM and stops gracefully; SIGHUP reads the config file again
+// for its tokens (config/reload.hpp) and reloads the TLS files.
 #include "config/config.hpp"
+#include "config/reload.hpp"
 #include "service/runtime.hpp"
 
 #include <algorithm>
@@ -65,7 +67,8 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &handled, nullptr);
 
   try {
-    auto config = gw::load_config(config_path);
+    auto file = gw::read_config_file(config_path);
+    auto& config = file.config;
     raise_open_file_limit(config);
     if (migrate_only) options.database_wait = std::chrono::milliseconds(5000);
     gw::Runtime runtime(config, options);
@@ -84,6 +87,23 @@ int main(int argc, char** argv) {
     for (;;) {
       sigwait(&handled, &signal);
       if (signal != SIGHUP) break;
+      // A config that fails validation, or changes more than the tokens, is refused whole:
+      // the running one stays, and the line says why (the field, as at start).
+      try {
+        auto next = gw::read_config_file(config_path);
+        if (auto changed = gw::fixed_field_changed(file.text, next.text)) {
+          std::cout << "write-gateway config reload refused, still serving the previous config: " << *changed
+                    << " changed; only agents and operators are reloaded, restart for the rest" << std::endl;
+        } else {
+          runtime.reload_tokens(next.config);
+          file.text = std::move(next.text);
+          std::cout << "write-gateway reloaded its tokens (" << next.config.agents.size() << " agents, "
+                    << next.config.operators.size() << " operators)" << std::endl;
+        }
+      } catch (const gw::ConfigError& e) {
+        std::cout << "write-gateway config reload failed, still serving the previous config: " << e.what()
+                  << std::endl;
+      }
       // A failed reload keeps the running certificate: never stop serving over it.
       auto reload = runtime.reload_tls();
       if (reload.ok)

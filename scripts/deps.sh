@@ -1,18 +1,39 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages needed to build, test and run the gateway.
+# Installs the Debian 12 packages needed to build, test and run the gateway:
+#   scripts/deps.sh [all|build]   (default: all)
+#   build  what compiles the gateway and the demo providers; the Dockerfile's build stage runs
+#          exactly this, so the image and the development machines cannot drift apart
+#   all    build, plus what tests and local runs need (PostgreSQL, Chromium for the operator
+#          page's browser test, python3-yaml for the container check, ...)
+#   scripts/deps.sh --list [all|build]   prints the group's packages, one a line, installs nothing
 # Fast when everything is present: one dpkg-query, no apt-get. GATEWAY_SKIP_DEPS=1 skips it.
 set -euo pipefail
 
-[ "${GATEWAY_SKIP_DEPS:-0}" = 1 ] && exit 0
+list=0
+if [ "${1:-}" = --list ]; then list=1; shift; fi
+group=${1:-all}
 
 # Boost is pinned to 1.81: an unversioned libboost-*-dev pulls 1.74, which conflicts with
 # libboost1.81-dev and would remove it. Never add one here.
-packages=(
-  build-essential cmake ninja-build ccache pkg-config
+build_packages=(
+  build-essential cmake ninja-build pkg-config
   libboost1.81-dev libboost-url1.81-dev libboost-json1.81-dev
-  libpqxx-dev libpq-dev nlohmann-json3-dev doctest-dev libssl-dev
-  postgresql-15 openssl curl ca-certificates procps iproute2
+  libpqxx-dev libpq-dev nlohmann-json3-dev doctest-dev libssl-dev ca-certificates
 )
+# chromium: tests/ui drives it headless (DevTools over a pipe); fonts-dejavu-core so its
+# screenshots have glyphs; zlib1g-dev: those tests decode the PNGs.
+test_packages=(
+  ccache postgresql-15 openssl curl procps iproute2
+  chromium fonts-dejavu-core zlib1g-dev python3 python3-yaml
+)
+case $group in
+  build) packages=("${build_packages[@]}") ;;
+  all) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "usage: $0 [--list] [all|build]" >&2; exit 2 ;;
+esac
+
+if [ "$list" = 1 ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
+[ "${GATEWAY_SKIP_DEPS:-0}" = 1 ] && exit 0
 
 # One dpkg-query for all; packages it does not know are simply absent from its output.
 declare -A installed=()

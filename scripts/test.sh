@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # THE test command: scripts/test.sh [release|asan|all]   (default: all)
-# Builds the tree(s), starts a private PostgreSQL in build/test-pg on a free port, runs ctest in
-# each tree, stops PostgreSQL, runs every fuzz harness for 10 s (scripts/fuzz.sh), and exits
-# non-zero if any tree or harness failed.
+# Builds the tree(s), checks the container files (scripts/check-container.py), starts a private
+# PostgreSQL in build/test-pg on a free port, runs ctest in each tree, stops PostgreSQL, runs
+# every fuzz harness for 10 s (scripts/fuzz.sh), and exits non-zero if any tree, harness or
+# check failed.
 #
 # Tests find their environment in:
 #   GATEWAY_TEST_PG         libpq connection string of the shared test PostgreSQL
@@ -23,6 +24,12 @@ case $which in
 esac
 
 scripts/build.sh "$which"
+
+# Dockerfile and docker-compose.yml, without Docker: they parse, name what config/ and
+# scripts/deps.sh hold, and each check catches what it is for (scripts/check-container.py).
+echo "== container files: scripts/check-container.py --self-test"
+container_rc=0
+python3 scripts/check-container.py --self-test || container_rc=$?
 
 # Durability is irrelevant for throwaway clusters, and commits without fsync are much faster.
 # Exported: the fault tests' own clusters (started via pg.sh) get the same settings.
@@ -98,7 +105,10 @@ scripts/fuzz.sh 10 || fuzz_rc=$?
 fuzz_line=$(cat build/fuzz/summary.txt 2>/dev/null || true)
 [ "$fuzz_rc" -eq 0 ] || failed=1
 
+[ "$container_rc" -eq 0 ] || failed=1
+
 echo
+echo "test.sh summary [container]: check-container.py exit $container_rc"
 for tree in "${trees[@]}"; do
   echo "test.sh summary [$tree]: ${result[$tree]}"
 done

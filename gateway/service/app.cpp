@@ -10,7 +10,8 @@
 
 namespace gw {
 
-App::App(Deps deps) : deps_(deps), auth_(deps.config), providers_(provider_routes(deps.config)) {
+App::App(Deps deps)
+    : deps_(deps), auth_(std::make_shared<const Authenticator>(deps.config)), providers_(provider_routes(deps.config)) {
   if (deps_.upstream)
     reconciler_ = std::make_unique<Reconciler>(deps_.config, deps_.database, deps_.reconcile, deps_.resolutions,
                                                deps_.metrics, *deps_.upstream, providers_);
@@ -44,6 +45,8 @@ App::Reply App::handle(http::Request request) {
   deps_.metrics.count_reply(call.route, code, std::chrono::steady_clock::now() - started);
   co_return std::move(*reply);
 }
+
+void App::reload_tokens(const Config& config) { auth_.store(std::make_shared<const Authenticator>(config)); }
 
 std::optional<http::Response> App::screen(const http::Request& head) {
   Call call;
@@ -108,6 +111,9 @@ std::optional<App::Route> App::route_for(const std::vector<std::string>& s) cons
     case RouteId::readyz: handler = &App::readyz; break;
     case RouteId::metrics: handler = &App::metrics; break;
     case RouteId::openapi: handler = &App::openapi; break;
+    case RouteId::ui_page:
+    case RouteId::ui_script:
+    case RouteId::ui_style: handler = &App::ui_asset; break;
     case RouteId::claim: handler = &App::claim; break;
     case RouteId::renew: handler = &App::renew; break;
     case RouteId::release: handler = &App::release; break;
@@ -142,7 +148,7 @@ App::Reply App::dispatch(Call& call) {
 
 const Principal& App::require_principal(Call& call) {
   if (!call.principal) {
-    call.principal = auth_.authenticate(call.request);
+    call.principal = auth_.load()->authenticate(call.request);
     if (!call.principal)
       throw Rejection(Code::unauthenticated, "send Authorization: Bearer <token> with a known token");
   }

@@ -59,6 +59,10 @@ class App {
   // route still checks everything again.
   std::optional<http::Response> screen(const http::Request& head);
 
+  // Swaps in the tokens of `config` (SIGHUP): requests that already
+  // authenticated keep their principal; the next one sees the new tokens.
+  void reload_tokens(const Config& config);
+
   // The provider-lookup loop, run by the runtime on its duties strand.
   Reconciler& reconciler() { return *reconciler_; }
 
@@ -107,6 +111,8 @@ class App {
   Reply metrics(Call& call);
   Reply openapi(Call& call);
   Reply set_clock(Call& call);
+  // ui_routes.cpp: the operator page's files, by call.route
+  Reply ui_asset(Call& call);
   // admin_routes.cpp
   Reply held_operations(Call& call);
   // operator_routes.cpp
@@ -130,7 +136,8 @@ class App {
   asio::awaitable<void> keep_recording(std::shared_ptr<PendingOutcome> pending);
 
   Deps deps_;
-  Authenticator auth_;
+  // Replaced whole on reload; each request reads the one current at its start.
+  std::atomic<std::shared_ptr<const Authenticator>> auth_;
   ProviderRoutes providers_;
   std::unique_ptr<Reconciler> reconciler_;
 

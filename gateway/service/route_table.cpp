@@ -10,6 +10,10 @@ constexpr std::array routes{
     RouteSpec{RouteId::readyz, "readyz", "GET", "/readyz"},
     RouteSpec{RouteId::metrics, "metrics", "GET", "/metrics"},
     RouteSpec{RouteId::openapi, "openapi", "GET", "/openapi.json"},
+    // The operator page (gateway/ui/): static files, no data, no token.
+    RouteSpec{RouteId::ui_page, "ui", "GET", "/ui"},
+    RouteSpec{RouteId::ui_script, "ui_script", "GET", "/ui/app.js"},
+    RouteSpec{RouteId::ui_style, "ui_style", "GET", "/ui/ui.css"},
     RouteSpec{RouteId::claim, "claim", "POST", "/v1/tenants/{tenant}/tasks/{task}/claim"},
     RouteSpec{RouteId::renew, "renew", "POST", "/v1/tenants/{tenant}/tasks/{task}/renew"},
     RouteSpec{RouteId::release, "release", "POST", "/v1/tenants/{tenant}/tasks/{task}/release"},

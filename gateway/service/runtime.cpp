@@ -289,6 +289,12 @@ TlsReload Runtime::reload_tls() {
   return {true, {}};
 }
 
+void Runtime::reload_tokens(const Config& config) {
+  if (!impl_->app) return;  // not started: nothing authenticates yet
+  impl_->app->reload_tokens(config);
+  log_event("tokens_reloaded", {{"agents", config.agents.size()}, {"operators", config.operators.size()}});
+}
+
 void Runtime::migrate_only() { impl_->migrate(); }
 
 void Runtime::stop(std::chrono::milliseconds drain) {

@@ -38,6 +38,10 @@ class Runtime {
   // failure the running context stays and the reason is returned (and
   // logged). main.cpp calls it on SIGHUP.
   TlsReload reload_tls();
+  // Serves the agent and operator tokens of `config` from now on (SIGHUP,
+  // after config/reload.hpp found nothing else changed). Connections and
+  // requests in progress are untouched.
+  void reload_tokens(const Config& config);
   // Applies pending migrations and returns; nothing else is started.
   void migrate_only();
   // Graceful stop: refuse new connections, let requests in progress finish
