@@ -7,7 +7,8 @@
 // (for claims) the body: no header map, no allocation per reply. Every agent sends its next
 // request as soon as the previous reply is in, for a fixed duration, and records what came back.
 //
-//   claim        each request claims a fresh task (the ownership transaction alone)
+//   claim        each request claims a fresh task (the ownership transaction alone):
+//                trip-<run>-1, trip-<run>-2, ... across all agents
 //   protected    each agent claims its own task once (before the clock starts), then loops
 //                protected booking POSTs through the gateway (admission, forward, outcome), one
 //                new Idempotency-Key and slot each, Expected-Version the version its last commit
@@ -616,8 +617,9 @@ awaitable<bool> Agent::claim_own_task(std::string task) {
   co_return true;
 }
 
-// A fresh task name for protected mode: the agent's own first (trip-<run>-<agent>), later ones
-// after every agent's first.
+// Task number `number` of this run: trip-<run>-<number>, or <16 random hex>-<run>-<number>.
+// Protected mode: agent i's first task is number i, later ones come after every agent's first;
+// claim mode: one count over all agents.
 std::string fresh_task(Shared& shared, std::uint64_t number, std::string random_part) {
   std::string task = shared.options.names == Names::sequential ? std::string("trip-") : std::move(random_part) + "-";
   task += shared.options.run_id;
@@ -655,13 +657,7 @@ awaitable<void> Agent::run(steady::time_point deadline) {
   while (steady::now() < deadline) {
     switch (options_.mode) {
       case Mode::claim: {
-        std::string task = options_.names == Names::sequential ? "trip-" : random_hex() + "-";
-        task += options_.run_id;
-        if (options_.names == Names::sequential) {
-          task += '-';
-          task += std::to_string(++shared_.next_claim);
-        }
-        build_claim(task);
+        build_claim(fresh_task(shared_, ++shared_.next_claim, random_hex()));
         break;
       }
       case Mode::protected_write: build_protected(); break;
