@@ -95,6 +95,7 @@ struct Options {
   unsigned clients = 16;
   unsigned threads = 1;
   double duration_s = 10;
+  double warmup_s = 0;
   std::string tenant = "tenant-a";
   std::string agent_token = "dev-agent-token-a";
   std::string provider = "booking";
@@ -117,6 +118,7 @@ const char* usage_text =
     "  --clients N          agents (idle: connections), one keep-alive connection each (16)\n"
     "  --threads N          event loops (threads) the agents are spread over (1)\n"
     "  --duration S         measured seconds after every agent's setup; idle: longest hold (10)\n"
+    "  --warmup S           seconds of load before the measured ones, not counted (0)\n"
     "  --names sequential|random   task names and keys (sequential)\n"
     "  --tenant T           tenant in the gateway paths (tenant-a)\n"
     "  --token T            agent bearer token for the gateway (dev-agent-token-a)\n"
@@ -194,6 +196,7 @@ Options parse_options(int argc, char** argv) {
     else if (name == "--clients") o.clients = parse_number<unsigned>(name, value);
     else if (name == "--threads") o.threads = parse_number<unsigned>(name, value);
     else if (name == "--duration") o.duration_s = parse_number<double>(name, value);
+    else if (name == "--warmup") o.warmup_s = value == "0" ? 0 : parse_number<double>(name, value);
     else if (name == "--tenant") o.tenant = value;
     else if (name == "--token") o.agent_token = value;
     else if (name == "--provider") o.provider = value;
@@ -323,7 +326,8 @@ class Agent {
   Agent(Worker& worker, unsigned index);
 
   awaitable<void> setup();
-  awaitable<void> run(steady::time_point deadline);
+  // Load until `deadline`; requests begun before `counted_from` (the warm-up) are not counted.
+  awaitable<void> run(steady::time_point counted_from, steady::time_point deadline);
   awaitable<bool> open_idle();       // idle mode: connect and one GET
   awaitable<bool> still_answers();   // idle mode: one more GET on the held connection
 
@@ -651,7 +655,7 @@ awaitable<void> Agent::recover() {
   // Still no task: the next protected request fails (stale or unknown grant) and comes back here.
 }
 
-awaitable<void> Agent::run(steady::time_point deadline) {
+awaitable<void> Agent::run(steady::time_point counted_from, steady::time_point deadline) {
   Stats& stats = worker_.stats;
   auto& latencies = stats.ok_latency_us;
   while (steady::now() < deadline) {
@@ -669,16 +673,22 @@ awaitable<void> Agent::run(steady::time_point deadline) {
     const auto begun = steady::now();
     const beast::error_code ec = co_await exchange();
     const auto took = std::chrono::duration_cast<std::chrono::microseconds>(steady::now() - begun).count();
-    ++stats.replies;
+    const bool counted = begun >= counted_from;
     if (!ec && success()) {
-      ++stats.ok;
-      latencies.push_back(static_cast<std::uint32_t>(std::min<std::int64_t>(took, UINT32_MAX)));
+      if (counted) {
+        ++stats.replies;
+        ++stats.ok;
+        latencies.push_back(static_cast<std::uint32_t>(std::min<std::int64_t>(took, UINT32_MAX)));
+      }
       if (options_.mode == Mode::protected_write)
         version_ = reply_.committed_version >= 0 ? reply_.committed_version : version_ + 1;
       continue;
     }
-    if (ec) count_not_ok(stats, "io: " + ec.message(), false);
-    else count_not_ok(stats, status_key(reply_), true);
+    if (counted) {
+      ++stats.replies;
+      if (ec) count_not_ok(stats, "io: " + ec.message(), false);
+      else count_not_ok(stats, status_key(reply_), true);
+    }
     if (options_.mode == Mode::protected_write) co_await recover();
   }
 }
@@ -737,6 +747,10 @@ void on_every_worker(std::vector<std::unique_ptr<Worker>>& workers, Fn fn) {
 }
 
 int run_idle(const Options& options, std::vector<std::unique_ptr<Worker>>& workers) {
+  // The stop signal is caught from the start: the caller may send it as soon as it reads the
+  // "open" line.
+  asio::io_context hold_io;
+  asio::signal_set signals(hold_io, SIGTERM, SIGINT);
   // Open: at most 256 connects in flight per loop, so the listen backlog never overflows.
   const auto t0 = steady::now();
   on_every_worker(workers, [](Worker& w) {
@@ -762,13 +776,11 @@ int run_idle(const Options& options, std::vector<std::unique_ptr<Worker>>& worke
 
   // Hold until told to stop, or --duration.
   {
-    asio::io_context io;
-    asio::signal_set signals(io, SIGTERM, SIGINT);
-    asio::steady_timer timer(io);
+    asio::steady_timer timer(hold_io);
     timer.expires_after(std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(options.duration_s)));
     signals.async_wait([&](const beast::error_code&, int) { timer.cancel(); });
     timer.async_wait([&](const beast::error_code&) { signals.cancel(); });
-    io.run();
+    hold_io.run();
   }
   const double held_s = std::chrono::duration<double>(steady::now() - t0).count() - open_s;
 
@@ -846,11 +858,17 @@ int main(int argc, char** argv) {
       return 1;
     }
 
-  const auto cpu_start = cpu_seconds();
-  const auto start = steady::now();
-  const auto deadline = start + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(options.duration_s));
+  // The warm-up ends at `start`: the first worker's loop samples the CPU clock then.
+  const auto seconds = [](double s) { return std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(s)); };
+  double cpu_start = cpu_seconds();
+  const auto start = steady::now() + seconds(options.warmup_s);
+  const auto deadline = start + seconds(options.duration_s);
   for (auto& w : workers) w->stats.ok_latency_us.reserve(1 << 16);
-  on_every_worker(workers, [deadline](Worker& w) { w.run_all([deadline](Agent& a) { return a.run(deadline); }); });
+  asio::steady_timer warmup_end(workers[0]->io, start);
+  warmup_end.async_wait([&](const beast::error_code&) { cpu_start = cpu_seconds(); });
+  on_every_worker(workers, [start, deadline](Worker& w) {
+    w.run_all([start, deadline](Agent& a) { return a.run(start, deadline); });
+  });
   steady::time_point end = start;
   for (auto& w : workers) end = std::max(end, w->last_done);
   const double elapsed = std::chrono::duration<double>(end - start).count();
