@@ -277,7 +277,6 @@ tree_ticks() {
   for child in "${kids[@]}"; do ticks "$child"; done
 }
 ticks_of() { ticks_sum=0; ticks "$1"; echo "$ticks_sum"; }
-pm_pid=
 machine_ticks() { # busy total
   local _ user nice system idle iowait irq softirq steal
   read -r _ user nice system idle iowait irq softirq steal _ </proc/stat
@@ -505,7 +504,7 @@ plot_ok=no
   echo "set terminal pngcairo size 1400,1500 font ',10'"
   echo "set output '$plot'"
   echo "set multiplot layout 3,2 title 'bench/run.sh $( [ "$quick" = 1 ] && echo '--quick ')($started_at, $(nproc) cores, shared by load generator, gateway, provider, PostgreSQL, nginx)'"
-  echo "set logscale x 2; set grid; set key top left; set xlabel 'agents (clients)'"
+  echo "set logscale x 2; set grid; set key top left; set xlabel 'agents (clients)'; set xrange [0.7:$max_level * 1.4]"
   echo "set xtics (${levels[*]/%/,})" | sed 's/,)/)/; s/ *, */, /g'
   panel() { # title ylabel logy series:label...
     local title=$1 ylabel=$2 col=$3 sep=''
