@@ -256,6 +256,14 @@ psql_q -c 'VACUUM ANALYZE'
 psql_q -c CHECKPOINT
 seed_s=$((SECONDS - seed_t0))
 realm=$(psql_q -c 'SELECT realm FROM authority')
+# pgbench's -T counts from before its clients connect, and a new backend costs milliseconds
+# (far more on a busy machine): measure it once, so that every naive run gets its connection
+# time on top of the measured seconds. conn_ms_per_100 = how long 100 clients take to connect.
+echo 'SELECT 1;' >"$work/select1.sql"
+conn_ms_per_100=$(pgbench -h 127.0.0.1 -p "$pgport" -U postgres -n -c 100 -j 2 -t 1 -f "$work/select1.sql" postgres 2>&1 |
+  sed -n 's/^initial connection time = \([0-9]*\).*/\1/p')
+conn_ms_per_100=${conn_ms_per_100:-1000}
+say "100 PostgreSQL connections take ${conn_ms_per_100} ms"
 pm_pid=$(head -n 1 "$pgreal/postmaster.pid")
 
 # --- CPU accounting (what top/pidstat would show, summed over each measurement) ------------
@@ -266,14 +274,14 @@ hz=$(getconf CLK_TCK)
 # plus every live child (postmaster and backends, nginx master and workers).
 ticks() {
   local f
-  read -r -a f <"/proc/$1/stat" 2>/dev/null || return 0
+  { read -r -a f <"/proc/$1/stat"; } 2>/dev/null || return 0
   if [ "${2:-}" = all ]; then ticks_sum=$((ticks_sum + f[13] + f[14] + f[15] + f[16])); else ticks_sum=$((ticks_sum + f[13] + f[14])); fi
 }
 tree_ticks() {
   local kids=() child
   ticks_sum=0
   ticks "$1" all
-  read -r -a kids <"/proc/$1/task/$1/children" 2>/dev/null || true
+  { read -r -a kids <"/proc/$1/task/$1/children"; } 2>/dev/null || true
   for child in "${kids[@]}"; do ticks "$child"; done
 }
 ticks_of() { ticks_sum=0; ticks "$1"; echo "$ticks_sum"; }
@@ -360,34 +368,37 @@ measure() {
 }
 
 # The measured window of pgbench's per-transaction logs: pgbench runs WARMUP + DURATION
-# seconds, plus one more per 250 clients (every new backend loads its catalog caches and
+# seconds, plus 1.5 times the time its clients take to connect and one more per 250 clients (every new backend loads its catalog caches and
 # prepares its statements first: at 1,000 clients that takes seconds; the gateway's pool is
 # warm, and gateway-load does not count its first WARMUP seconds either), and only the script
-# runs that completed in the last DURATION seconds count. Prints
+# runs that completed in the last DURATION seconds count (fewer, if the log spans less: then
+# the rate is over what it spans, and the details say so). Prints
 # "ok_per_s p50 p90 p99 p99.9 failed retries"; latencies (ms) of successful runs only, retries
 # included, as gateway-load reports its ok replies. Log line: client tx time script epoch us
 # [retries]; time is "failed"/"serialization"/"deadlock" for a run that failed every try.
 pgbench_window() {
   cat "$@" | awk -v d="$duration" '
-    { t[NR] = $5 + $6 / 1e6; lat[NR] = $3; r[NR] = (NF >= 7 ? $NF : 0); if (t[NR] > end) end = t[NR] }
+    { t[NR] = $5 + $6 / 1e6; lat[NR] = $3; r[NR] = (NF >= 7 ? $NF : 0); if (t[NR] > end) end = t[NR]; if (first == 0 || t[NR] < first) first = t[NR] }
     END {
+      span = end - first; if (span > d) span = d
+      if (span <= 0) span = d
       for (i = 1; i <= NR; i++) {
         if (t[i] <= end - d) continue
         retries += r[i]
         if (lat[i] ~ /^[0-9]+$/) print "ok", lat[i]; else failed++
       }
-      print "zz", failed + 0, retries + 0
-    }' | sort -k1,1 -k2,2n | awk -v d="$duration" '
+      print "zz", failed + 0, retries + 0, span
+    }' | sort -k1,1 -k2,2n | awk '
     $1 == "ok" { v[++n] = $2 }
     $1 == "zz" {
-      out = sprintf("%.0f", n / d)
+      out = sprintf("%.0f", n / $4)
       split("0.50 0.90 0.99 0.999", p, " ")
       for (i = 1; i <= 4; i++) {
         if (n == 0) { out = out " -"; continue }
         k = int(p[i] * n); if (k < p[i] * n) k++; if (k < 1) k = 1
         out = out sprintf(" %.2f", v[k] / 1000)
       }
-      print out, $2, $3
+      print out, $2, $3, $4
     }'
 }
 
@@ -405,13 +416,17 @@ naive_phase() {
   fi
   measure "$id" DB "$label" -- \
     env PGOPTIONS='-c default_transaction_isolation=serializable' \
-    pgbench -h 127.0.0.1 -p "$pgport" -U postgres -n -M prepared -c "$n" -j "$threads" -T $((duration + warmup + n / 250)) \
+    pgbench -h 127.0.0.1 -p "$pgport" -U postgres -n -M prepared -c "$n" -j "$threads" \
+    -T $((duration + warmup + n / 250 + 1 + 3 * n * conn_ms_per_100 / 200000)) \
     --max-tries="$max_tries" --failures-detailed -D run="$id" -D random="$random" -D k=0 -D clients="$n" \
     -D realm="$realm" -l --log-prefix="$work/$id" -f "$script" postgres
-  local w tps p50 p90 p99 p999 failed retried
-  w=$(pgbench_window "$work/$id".* 2>/dev/null || echo "0 - - - - ? ?")
-  read -r tps p50 p90 p99 p999 failed retried <<<"$w"
+  local w tps p50 p90 p99 p999 failed retried span
+  w=$(pgbench_window "$work/$id".* 2>/dev/null || echo "0 - - - - ? ? 0")
+  read -r tps p50 p90 p99 p999 failed retried span <<<"$w"
   local errs="$failed failed after $max_tries tries, $retried retries"
+  if [ -z "$span" ] || awk -v s="${span:-0}" -v d="$duration" 'BEGIN { exit !(s < d - 0.5) }'; then
+    errs="$errs; measured over ${span:-0} s only"
+  fi
   [ "$last_rc" -eq 0 ] || errs="$errs; pgbench exited $last_rc"
   rows+=("| $id | $label | $n | $tps | $p50 | $p90 | $p99 | $p999 | $errs | $db_serial | $held | $cpu_cols |")
   details+=("### $id: $label" "" "pgbench's own summary (the whole run, warm-up included, connection time excluded):" ""
@@ -620,6 +635,12 @@ relplot=$(basename -- "$plot")
   echo "  (\`GET $passthrough_path\`, the agent token only, no grant) through the gateway, through"
   echo "  nginx under the same path (it injects the provider credential, as the gateway does), and"
   echo "  at /bookings/bk_1 on the provider itself."
+  echo "- Idle memory: nginx allocates its whole connection table when it starts (worker_connections"
+  echo "  is sized for this run), so its cost per connection is already in \"RSS before\"; the column is"
+  echo "  what holding the connections added. The gateway allocates per connection."
+  echo "- pgbench connects its clients before it starts (100 connections took ${conn_ms_per_100} ms"
+  echo "  here, measured at the start); the gateway's pool is connected already. Neither the"
+  echo "  connection time nor the first $warmup s of load (cold backends, first claims) is counted."
   echo "- The machine may be shared: compare figures within one run, not across runs."
   echo
   echo "## Details"
