@@ -73,7 +73,7 @@ provport=${BENCH_PROVIDER_PORT:-19473}
 ctlport=${BENCH_CONTROL_PORT:-19474}
 nginxport=${BENCH_NGINX_PORT:-18472}
 plot=${results%.md}.png
-command_line="DURATION=$duration WARMUP=$warmup CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" IDLE_CONNECTIONS=$idle_n POOL=$pool IO_THREADS=$io_threads PROVIDER_CONNECTIONS=$provider_conns LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 1 ] && echo ' --quick')"
+command_line="DURATION=$duration WARMUP=$warmup CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" IDLE_CONNECTIONS=$idle_n POOL=$pool IO_THREADS=$io_threads PROVIDER_CONNECTIONS=$provider_conns LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
 
 max_level=1
 for c in "${levels[@]}"; do
