@@ -427,10 +427,13 @@ naive_phase() {
   if [ -z "$span" ] || awk -v s="${span:-0}" -v d="$duration" 'BEGIN { exit !(s < d - 0.5) }'; then
     errs="$errs; measured over ${span:-0} s only"
   fi
+  local aborted
+  aborted=$(grep -c 'aborted in command' "$last_out" || true)
+  [ "$aborted" -eq 0 ] || errs="$errs; $aborted clients aborted ($(grep -m1 -o 'ERROR: .*' "$last_out" | tr '|' '/'))"
   [ "$last_rc" -eq 0 ] || errs="$errs; pgbench exited $last_rc"
   rows+=("| $id | $label | $n | $tps | $p50 | $p90 | $p99 | $p999 | $errs | $db_serial | $held | $cpu_cols |")
   details+=("### $id: $label" "" "pgbench's own summary (the whole run, warm-up included, connection time excluded):" ""
-            '```' "$(grep -E '^(number of|latency|tps|maximum number of tries|total number|initial connection|pgbench: error)' "$last_out" | head -n 20)"
+            '```' "$(awk '/^(number of|latency|tps|maximum number of tries|total number|initial connection|pgbench: error)/ && n++ < 20' "$last_out")"
             "other database errors in the log: $db_errors_other" '```' "")
   plot_point "$series" "$n" "$tps" "$p99"
 }
