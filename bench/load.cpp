@@ -1,40 +1,71 @@
 // gateway-load: the closed-loop HTTP/1.1 load generator of the benchmarks (bench/run.sh).
-// N client threads, one keep-alive connection each; every thread sends its next request as soon
-// as the previous reply is in, for a fixed duration, and records what came back:
-//   claim      each request claims a fresh task (the ownership transaction alone)
-//   protected  each thread claims its own task once, then loops protected booking POSTs through
-//              the gateway (admission, forward, outcome), one new Idempotency-Key and slot each,
-//              Expected-Version the version its last commit returned
-// Task names and keys start with random hex, as UUIDs would (see random_name).
-//   direct     the same booking POSTs straight to the demo provider: the proxy-overhead baseline
-// Every reply is counted by status and Gateway-Status so any non-success is visible. A summary
-// goes to stdout and, with --json FILE, a JSON object for the script that tabulates the figures.
+//
+// N agents, one keep-alive connection each, run as Asio C++20 coroutines on --threads event
+// loops (1 by default): 1,000 agents are 1,000 coroutines, not 1,000 threads, and the generator
+// takes as little of the machine's CPU as it can. Requests are written as preformatted bytes and
+// replies read by a Beast parser that keeps only the status line, the two headers it needs and
+// (for claims) the body: no header map, no allocation per reply. Every agent sends its next
+// request as soon as the previous reply is in, for a fixed duration, and records what came back.
+//
+//   claim        each request claims a fresh task (the ownership transaction alone):
+//                trip-<run>-1, trip-<run>-2, ... across all agents
+//   protected    each agent claims its own task once (before the clock starts), then loops
+//                protected booking POSTs through the gateway (admission, forward, outcome), one
+//                new Idempotency-Key and slot each, Expected-Version the version its last commit
+//                returned; after anything but a commit it goes on with a freshly claimed task
+//   direct       the same booking POSTs straight to the demo provider
+//   passthrough  an unprotected GET through the gateway with the agent token only (no grant):
+//                GET /v1/tenants/T/tasks/X/providers/booking/bookings/<id>
+//   get          one fixed GET against any server: --url http://host:port/path [--bearer T]
+//                (nginx in front of the provider, or the provider itself)
+//   idle         opens N keep-alive connections (one GET each, so the server has accepted and
+//                served them), prints "idle: N connections open", holds them until SIGTERM/SIGINT
+//                or --duration, then checks how many still answer. For "memory per idle
+//                connection": the caller reads the server's RSS while they are held.
+//
+// --names sequential (default): tasks trip-<run>-1, trip-<run>-2, ..., keys trip-<run>-1-op-1,
+// ...: what real callers send, and the SERIALIZABLE worst case (neighbours share a B-tree leaf
+// page, which is what PostgreSQL's predicate locks cover). --names random: 16 random hex digits
+// first, as UUIDs would spread them.
+//
+// Every reply is counted by HTTP status and Gateway-Status; every I/O error by its message. A
+// summary goes to stdout and, with --json FILE, one JSON object for bench/run.sh.
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/read.hpp>
 #include <nlohmann/json.hpp>
 
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <optional>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -46,20 +77,31 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using steady = std::chrono::steady_clock;
+using asio::awaitable;
+using asio::use_awaitable;
+constexpr auto no_throw = asio::as_tuple(use_awaitable);
 
-enum class Mode { claim, protected_write, direct };
+enum class Mode { claim, protected_write, direct, passthrough, get, idle };
+enum class Names { sequential, random };
 
 struct Options {
   Mode mode = Mode::protected_write;
   std::string mode_name = "protected";
+  Names names = Names::sequential;
   std::string host = "127.0.0.1";
   std::string port;
+  std::string target;  // get and idle modes: the request target
+  std::string bearer;  // get mode: Authorization: Bearer <bearer> when set
   unsigned clients = 16;
+  unsigned threads = 1;
   double duration_s = 10;
+  double warmup_s = 0;
   std::string tenant = "tenant-a";
   std::string agent_token = "dev-agent-token-a";
   std::string provider = "booking";
   std::string provider_token = "booking-secret";
+  std::string passthrough_task = "bench-passthrough";
+  std::string booking_id = "bk_1";
   std::string run_id;
   std::chrono::milliseconds timeout{10000};
   std::int64_t lease_ms = 3'600'000;
@@ -67,15 +109,24 @@ struct Options {
 };
 
 const char* usage_text =
-    "usage: gateway-load --mode claim|protected|direct --port N [options]\n"
+    "usage: gateway-load --mode MODE --port N [options]\n"
+    "  MODE: claim | protected | direct | passthrough | get | idle\n"
     "  --host H             server address (127.0.0.1)\n"
-    "  --clients N          client threads, one keep-alive connection each (16)\n"
-    "  --duration S         measured seconds, after every thread's setup (10)\n"
+    "  --url URL            get/idle: http://host:port/path (sets --host, --port, --target)\n"
+    "  --target PATH        get/idle: request target (get: /, idle: /healthz)\n"
+    "  --bearer T           get, idle: send Authorization: Bearer T\n"
+    "  --clients N          agents (idle: connections), one keep-alive connection each (16)\n"
+    "  --threads N          event loops (threads) the agents are spread over (1)\n"
+    "  --duration S         measured seconds after every agent's setup; idle: longest hold (10)\n"
+    "  --warmup S           seconds of load before the measured ones, not counted (0)\n"
+    "  --names sequential|random   task names and keys (sequential)\n"
     "  --tenant T           tenant in the gateway paths (tenant-a)\n"
     "  --token T            agent bearer token for the gateway (dev-agent-token-a)\n"
     "  --provider NAME      gateway provider route (booking)\n"
     "  --provider-token T   the provider's credential, direct mode (booking-secret)\n"
-    "  --run-id ID          prefix of task names and keys (default: from the clock)\n"
+    "  --task X             passthrough: task in the path (bench-passthrough)\n"
+    "  --booking-id ID      passthrough: GET .../bookings/ID (bk_1)\n"
+    "  --run-id ID          part of every task name and key (default: from the clock)\n"
     "  --timeout-ms MS      deadline of each request (10000)\n"
     "  --json FILE          also write the figures as one JSON object\n";
 
@@ -91,6 +142,25 @@ Number parse_number(const std::string& name, const std::string& text) {
   if (ec != std::errc{} || end != text.data() + text.size() || value <= 0)
     usage_error(name + " must be a positive number, not '" + text + "'");
   return value;
+}
+
+// http://host:port/path only: the benchmarks talk plain HTTP on loopback.
+void parse_url(Options& o, const std::string& url) {
+  constexpr std::string_view scheme = "http://";
+  if (!url.starts_with(scheme)) usage_error("--url must start with http://");
+  const std::string rest = url.substr(scheme.size());
+  const auto slash = rest.find('/');
+  const std::string authority = rest.substr(0, slash);
+  o.target = slash == std::string::npos ? "/" : rest.substr(slash);
+  const auto colon = authority.rfind(':');
+  if (colon == std::string::npos) {
+    o.host = authority;
+    o.port = "80";
+  } else {
+    o.host = authority.substr(0, colon);
+    o.port = std::to_string(parse_number<unsigned>("--url port", authority.substr(colon + 1)));
+  }
+  if (o.host.empty()) usage_error("--url has no host");
 }
 
 Options parse_options(int argc, char** argv) {
@@ -110,22 +180,38 @@ Options parse_options(int argc, char** argv) {
       if (value == "claim") o.mode = Mode::claim;
       else if (value == "protected") o.mode = Mode::protected_write;
       else if (value == "direct") o.mode = Mode::direct;
-      else usage_error("--mode must be claim, protected or direct");
+      else if (value == "passthrough") o.mode = Mode::passthrough;
+      else if (value == "get") o.mode = Mode::get;
+      else if (value == "idle") o.mode = Mode::idle;
+      else usage_error("unknown --mode " + value);
+    } else if (name == "--names") {
+      if (value == "sequential") o.names = Names::sequential;
+      else if (value == "random") o.names = Names::random;
+      else usage_error("--names must be sequential or random");
     } else if (name == "--host") o.host = value;
     else if (name == "--port") o.port = std::to_string(parse_number<unsigned>(name, value));
+    else if (name == "--url") parse_url(o, value);
+    else if (name == "--target") o.target = value;
+    else if (name == "--bearer") o.bearer = value;
     else if (name == "--clients") o.clients = parse_number<unsigned>(name, value);
+    else if (name == "--threads") o.threads = parse_number<unsigned>(name, value);
     else if (name == "--duration") o.duration_s = parse_number<double>(name, value);
+    else if (name == "--warmup") o.warmup_s = value == "0" ? 0 : parse_number<double>(name, value);
     else if (name == "--tenant") o.tenant = value;
     else if (name == "--token") o.agent_token = value;
     else if (name == "--provider") o.provider = value;
     else if (name == "--provider-token") o.provider_token = value;
+    else if (name == "--task") o.passthrough_task = value;
+    else if (name == "--booking-id") o.booking_id = value;
     else if (name == "--run-id") o.run_id = value;
     else if (name == "--timeout-ms") o.timeout = std::chrono::milliseconds(parse_number<unsigned>(name, value));
     else if (name == "--json") o.json_path = value;
     else usage_error("unknown option " + name);
   }
   if (!have_mode) usage_error("--mode is required");
-  if (o.port.empty()) usage_error("--port is required");
+  if (o.port.empty()) usage_error("--port (or --url) is required");
+  if (o.target.empty()) o.target = o.mode == Mode::idle ? "/healthz" : "/";
+  o.threads = std::min(o.threads, o.clients);
   if (o.run_id.empty()) {
     // Unique across runs against the same database, so tasks and keys never collide.
     const auto now = std::chrono::system_clock::now().time_since_epoch();
@@ -134,225 +220,506 @@ Options parse_options(int argc, char** argv) {
   return o;
 }
 
+// What one reply said, as far as the benchmark cares. Reused by its connection.
 struct Reply {
   unsigned status = 0;
-  std::string gateway_status;  // "" when the header is absent (the provider never sets it)
-  std::optional<std::string> committed_version;
+  std::string gateway_status;          // "" when the header is absent (the provider never sets it)
+  std::int64_t committed_version = -1;  // -1: no Committed-Version header
   std::string body;
+  bool keep_body = false;
+
+  void reset() {
+    status = 0;
+    gateway_status.clear();
+    committed_version = -1;
+    body.clear();
+  }
 };
 
-using Headers = std::vector<std::pair<std::string, std::string>>;
-
-// One keep-alive connection. A failed exchange throws beast::system_error and closes the
-// socket, so the next exchange reconnects; so does a reply that asks to close.
-class Connection {
+// A response parser that keeps only what Reply holds: no field container, and the body only
+// when asked for (claims read their grant from it; error bodies go to the summary).
+class ReplyParser final : public http::basic_parser<false> {
  public:
-  explicit Connection(const Options& options) : options_(options), stream_(io_) {}
-
-  Reply post(const std::string& target, const Headers& headers, std::string body) {
-    if (!open_) connect();
-    http::request<http::string_body> rq{http::verb::post, target, 11};
-    rq.set(http::field::host, options_.host + ":" + options_.port);
-    rq.set(http::field::content_type, "application/json");
-    for (const auto& [k, v] : headers) rq.set(k, v);
-    rq.body() = std::move(body);
-    rq.keep_alive(true);
-    rq.prepare_payload();
-    try {
-      stream_.expires_after(options_.timeout);
-      http::write(stream_, rq);
-      http::response_parser<http::string_body> parser;
-      parser.body_limit(1 << 20);
-      stream_.expires_after(options_.timeout);
-      http::read(stream_, buffer_, parser);
-      auto rs = parser.release();
-      Reply r;
-      r.status = rs.result_int();
-      if (auto it = rs.find("Gateway-Status"); it != rs.end()) r.gateway_status = std::string(it->value());
-      if (auto it = rs.find("Committed-Version"); it != rs.end()) r.committed_version = std::string(it->value());
-      r.body = std::move(rs.body());
-      if (!rs.keep_alive()) close();
-      return r;
-    } catch (...) {
-      close();
-      throw;
-    }
-  }
+  explicit ReplyParser(Reply& reply) : reply_(reply) { reply_.reset(); }
 
  private:
-  void connect() {
-    tcp::resolver resolver(io_);
-    stream_.expires_after(options_.timeout);
-    stream_.connect(resolver.resolve(options_.host, options_.port));
-    stream_.socket().set_option(tcp::no_delay(true));
-    buffer_.clear();
-    open_ = true;
+  void on_request_impl(http::verb, beast::string_view, beast::string_view, int, beast::error_code&) override {}
+  void on_response_impl(int code, beast::string_view, int, beast::error_code&) override {
+    reply_.status = static_cast<unsigned>(code);
+  }
+  void on_field_impl(http::field, beast::string_view name, beast::string_view value, beast::error_code&) override {
+    if (beast::iequals(name, "Gateway-Status")) reply_.gateway_status.assign(value.data(), value.size());
+    else if (beast::iequals(name, "Committed-Version")) {
+      std::int64_t v = -1;
+      std::from_chars(value.data(), value.data() + value.size(), v);
+      reply_.committed_version = v;
+    }
+  }
+  void on_header_impl(beast::error_code&) override {}
+  void on_body_init_impl(boost::optional<std::uint64_t> const&, beast::error_code&) override {}
+  std::size_t on_body_impl(beast::string_view body, beast::error_code&) override {
+    keep(body);
+    return body.size();
+  }
+  void on_chunk_header_impl(std::uint64_t, beast::string_view, beast::error_code&) override {}
+  std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view body, beast::error_code&) override {
+    keep(body);
+    return body.size();
+  }
+  void on_finish_impl(beast::error_code&) override {}
+
+  void keep(beast::string_view body) {
+    if (reply_.keep_body || reply_.status < 200 || reply_.status > 299)
+      if (reply_.body.size() < 4096) reply_.body.append(body.data(), std::min<std::size_t>(body.size(), 4096));
   }
 
-  void close() {
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
-    buffer_.clear();
-    open_ = false;
-  }
-
-  const Options& options_;
-  asio::io_context io_;
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-  bool open_ = false;
+  Reply& reply_;
 };
 
-struct ThreadStats {
+struct Stats {
   std::vector<std::uint32_t> ok_latency_us;
-  std::map<std::string, std::uint64_t> by_status;  // "201 committed", "409 version_conflict", "io: ..."
+  std::map<std::string, std::uint64_t> not_ok;  // "409 version_conflict", "io: Connection refused"
+  std::map<std::string, std::uint64_t> setup;   // setup claims that failed (then retried)
+  std::map<std::string, std::string> sample_body;  // one body per not-ok key, for the summary
   std::uint64_t replies = 0;
   std::uint64_t ok = 0;
   std::uint64_t reclaims = 0;
   std::string setup_error;
+
+  void merge(const Stats& s) {
+    replies += s.replies;
+    ok += s.ok;
+    reclaims += s.reclaims;
+    for (const auto& [k, n] : s.not_ok) not_ok[k] += n;
+    for (const auto& [k, n] : s.setup) setup[k] += n;
+    for (const auto& [k, b] : s.sample_body) sample_body.try_emplace(k, b);
+    ok_latency_us.insert(ok_latency_us.end(), s.ok_latency_us.begin(), s.ok_latency_us.end());
+    if (setup_error.empty()) setup_error = s.setup_error;
+  }
 };
 
 std::string status_key(const Reply& r) {
-  return std::to_string(r.status) + (r.gateway_status.empty() ? "" : " " + r.gateway_status);
+  std::string key = std::to_string(r.status);
+  if (!r.gateway_status.empty()) {
+    key += ' ';
+    key += r.gateway_status;
+  }
+  return key;
 }
 
-// One client thread: its connection, its task (protected mode) and its counters.
-class Client {
+// Shared by every event loop: the options and the counters that make names unique.
+struct Shared {
+  const Options& options;
+  tcp::endpoint endpoint;
+  std::string host_header;  // "Host: h:p\r\n"
+  std::atomic<std::uint64_t> next_claim{0};  // claim mode: trip-<run>-1, -2, ...
+  std::atomic<std::uint64_t> next_task;       // protected mode: tasks after the first N
+  explicit Shared(const Options& o, tcp::endpoint e)
+      : options(o), endpoint(e), host_header("Host: " + o.host + ":" + o.port + "\r\n"), next_task(o.clients) {}
+};
+
+class Worker;
+
+// One agent: its connection, its task (protected mode), its request bytes.
+class Agent {
  public:
-  Client(const Options& options, unsigned index) : options_(options), index_(index), conn_(options) {}
+  Agent(Worker& worker, unsigned index);
 
-  // Protected mode claims the thread's task before the clock starts.
-  void setup() {
-    if (options_.mode == Mode::protected_write) claim_own_task();
-  }
+  awaitable<void> setup();
+  // Load until `deadline`; requests begun before `counted_from` (the warm-up) are not counted.
+  awaitable<void> run(steady::time_point counted_from, steady::time_point deadline);
+  awaitable<bool> open_idle();       // idle mode: connect and one GET
+  awaitable<bool> still_answers();   // idle mode: one more GET on the held connection
 
-  void run(steady::time_point deadline) {
-    for (std::uint64_t n = 0; steady::now() < deadline; ++n) {
-      const auto started = steady::now();
-      try {
-        Reply r = send(n);
-        const auto took = std::chrono::duration_cast<std::chrono::microseconds>(steady::now() - started);
-        ++stats_.replies;
-        ++stats_.by_status[status_key(r)];
-        if (success(r)) {
-          ++stats_.ok;
-          stats_.ok_latency_us.push_back(static_cast<std::uint32_t>(std::min<std::int64_t>(took.count(), UINT32_MAX)));
-          if (options_.mode == Mode::protected_write)
-            version_ = r.committed_version ? std::stoll(*r.committed_version) : version_ + 1;
-        } else if (options_.mode == Mode::protected_write) {
-          recover();
-        }
-      } catch (const beast::system_error& e) {
-        ++stats_.replies;
-        ++stats_.by_status["io: " + e.code().message()];
-        if (options_.mode == Mode::protected_write) recover();
-      } catch (const std::exception& e) {
-        ++stats_.replies;
-        ++stats_.by_status[std::string("error: ") + e.what()];
-        if (options_.mode == Mode::protected_write) recover();
-      }
-    }
-  }
-
-  ThreadStats& stats() { return stats_; }
+  // For the watchdog: a request in progress since `started`.
+  bool busy = false;
+  bool timed_out = false;
+  steady::time_point started;
+  tcp::socket socket;
 
  private:
-  std::string gateway_task_path(const std::string& task) const {
-    return "/v1/tenants/" + options_.tenant + "/tasks/" + task;
-  }
+  // Sends request_ and reads reply_; an error closes the connection (the next exchange
+  // reconnects), as does a reply that asks to close. Returns the error, if any.
+  awaitable<beast::error_code> exchange();
+  void close();
 
-  std::string unique(std::uint64_t n) const {
-    return options_.run_id + "-" + std::to_string(index_) + "-" + std::to_string(n);
-  }
+  void build_claim(const std::string& task);
+  void build_protected();
+  void build_direct();
+  std::string random_hex();
+  std::string task_path(const std::string& task) const;
+  bool success() const;
+  void count_not_ok(Stats& stats, const std::string& key, bool with_body);
+  awaitable<bool> claim_own_task(std::string task);
+  awaitable<void> recover();
 
-  // Random first: concurrent requests then touch B-tree pages far apart, as tasks and keys named
-  // by UUIDs would. Names sharing a prefix would all land on one leaf page, where PostgreSQL's
-  // page-granular SERIALIZABLE read locks make them conflict.
-  std::string random_name() {
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string out(16, '0');
-    for (auto value = rng_(); auto& c : out) {
-      c = digits[value & 15];
-      value >>= 4;
-    }
-    return out;
-  }
-
-  std::string booking_body(std::uint64_t n) const {
-    return nlohmann::json{{"slot", "slot-" + unique(n)}, {"customer", "bench-" + std::to_string(index_)}}.dump();
-  }
-
-  bool success(const Reply& r) const {
-    switch (options_.mode) {
-      case Mode::claim: return r.status == 200 && r.gateway_status == "granted";
-      case Mode::protected_write: return r.status == 201 && r.gateway_status == "committed";
-      case Mode::direct: return r.status == 201;
-    }
-    return false;
-  }
-
-  Reply send(std::uint64_t n) {
-    const Headers agent{{"Authorization", "Bearer " + options_.agent_token}};
-    switch (options_.mode) {
-      case Mode::claim:
-        return conn_.post(gateway_task_path(random_name() + "-" + options_.run_id) + "/claim", agent, claim_body());
-      case Mode::protected_write:
-        return conn_.post(gateway_task_path(task_) + "/providers/" + options_.provider + "/bookings",
-                          {{"Authorization", "Bearer " + options_.agent_token},
-                           {"Fence-Grant", grant_token_},
-                           {"Idempotency-Key", random_name() + "-" + std::to_string(n)},
-                           {"Expected-Version", std::to_string(version_)}},
-                          booking_body(n));
-      case Mode::direct:
-        // What the gateway sends upstream, less the forwarding headers.
-        return conn_.post("/bookings",
-                          {{"Authorization", "Bearer " + options_.provider_token},
-                           {"Idempotency-Key", "d" + unique(n)}},
-                          booking_body(n));
-    }
-    throw std::logic_error("unknown mode");
-  }
-
-  std::string claim_body() const {
-    return nlohmann::json{{"owner", "bench-" + std::to_string(index_)}, {"lease_ms", options_.lease_ms}}.dump();
-  }
-
-  void claim_own_task() {
-    task_ = random_name() + "-" + options_.run_id + "-" + std::to_string(index_);
-    Reply r = conn_.post(gateway_task_path(task_) + "/claim",
-                         {{"Authorization", "Bearer " + options_.agent_token}}, claim_body());
-    if (r.status != 200) throw std::runtime_error("claim of " + task_ + " answered " + status_key(r) + ": " + r.body);
-    auto j = nlohmann::json::parse(r.body);
-    grant_token_ = j.at("grant_token").get<std::string>();
-    version_ = j.at("version").get<std::int64_t>();
-  }
-
-  // After anything but a commit the task's state is not what this thread believes (a held
-  // outcome would block it for good), so it carries on with a freshly claimed task.
-  void recover() {
-    ++stats_.reclaims;
-    try {
-      claim_own_task();
-    } catch (const std::exception& e) {
-      ++stats_.by_status[std::string("reclaim failed: ") + e.what()];
-    }
-  }
-
+  Worker& worker_;
   const Options& options_;
-  unsigned index_;
-  Connection conn_;
-  ThreadStats stats_;
+  Shared& shared_;
+  unsigned index_;  // 1-based
+  beast::flat_buffer buffer_;
+  bool open_ = false;
+  std::string request_;  // the bytes of the next request
+  Reply reply_;
   std::string task_;
   std::string grant_token_;
   std::int64_t version_ = 0;
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::uint64_t op_ = 0;  // protected: the task's last operation number; direct: requests sent
 };
+
+// One event loop on one thread, with its agents and their counters.
+class Worker {
+ public:
+  explicit Worker(Shared& shared) : shared(shared), options(shared.options), rng(std::random_device{}()) {}
+
+  Shared& shared;
+  const Options& options;
+  asio::io_context io{1};
+  std::vector<std::unique_ptr<Agent>> agents;
+  Stats stats;
+  std::mt19937_64 rng;
+  unsigned running = 0;
+  steady::time_point last_done;
+
+  // Closes the connection of every request past its deadline: the agent sees the error and
+  // counts a timeout. One timer per loop instead of one per request.
+  awaitable<void> watchdog() {
+    asio::steady_timer timer(io);
+    const auto period = std::min<std::chrono::milliseconds>(options.timeout / 4, std::chrono::milliseconds(250));
+    while (running > 0) {
+      timer.expires_after(period);
+      co_await timer.async_wait(no_throw);
+      const auto now = steady::now();
+      for (auto& a : agents)
+        if (a->busy && now - a->started > options.timeout) {
+          a->timed_out = true;
+          beast::error_code ignored;
+          a->socket.close(ignored);
+        }
+    }
+  }
+
+  // Runs `body` for every agent as coroutines on this loop, with the watchdog, until all end.
+  template <class Body>
+  void run_all(Body body) {
+    running = static_cast<unsigned>(agents.size());
+    for (auto& a : agents)
+      asio::co_spawn(io, [this, a = a.get(), body]() -> awaitable<void> {
+        co_await body(*a);
+        last_done = steady::now();
+        --running;
+      }, asio::detached);
+    asio::co_spawn(io, watchdog(), asio::detached);
+    io.restart();
+    io.run();
+  }
+};
+
+Agent::Agent(Worker& worker, unsigned index)
+    : socket(worker.io), worker_(worker), options_(worker.options), shared_(worker.shared), index_(index) {
+  if (options_.mode == Mode::passthrough || options_.mode == Mode::get || options_.mode == Mode::idle) {
+    // One fixed request, formatted once.
+    std::string target = options_.target;
+    std::string auth;
+    if (options_.mode == Mode::passthrough) {
+      target = task_path(options_.passthrough_task) + "/providers/" + options_.provider + "/bookings/" + options_.booking_id;
+      auth = options_.agent_token;
+    } else {
+      auth = options_.bearer;
+    }
+    request_ = "GET ";
+    request_ += target;
+    request_ += " HTTP/1.1\r\n";
+    request_ += shared_.host_header;
+    if (!auth.empty()) {
+      request_ += "Authorization: Bearer ";
+      request_ += auth;
+      request_ += "\r\n";
+    }
+    request_ += "\r\n";
+  }
+}
+
+void Agent::close() {
+  beast::error_code ignored;
+  socket.shutdown(tcp::socket::shutdown_both, ignored);
+  socket.close(ignored);
+  buffer_.clear();
+  open_ = false;
+}
+
+awaitable<beast::error_code> Agent::exchange() {
+  started = steady::now();
+  busy = true;
+  timed_out = false;
+  beast::error_code ec;
+  if (!open_) {
+    socket = tcp::socket(worker_.io);
+    std::tie(ec) = co_await socket.async_connect(shared_.endpoint, no_throw);
+    if (!ec) {
+      socket.set_option(tcp::no_delay(true), ec);
+      buffer_.clear();
+      open_ = true;
+    }
+  }
+  if (!ec) std::tie(ec, std::ignore) = co_await asio::async_write(socket, asio::buffer(request_), no_throw);
+  if (!ec) {
+    ReplyParser parser(reply_);
+    parser.body_limit(1 << 20);
+    std::tie(ec, std::ignore) = co_await http::async_read(socket, buffer_, parser, no_throw);
+    if (!ec && !parser.keep_alive()) close();
+  }
+  busy = false;
+  if (ec) {
+    if (timed_out) ec = asio::error::timed_out;
+    close();
+  }
+  co_return ec;
+}
+
+std::string Agent::task_path(const std::string& task) const {
+  std::string path = "/v1/tenants/";
+  path += options_.tenant;
+  path += "/tasks/";
+  path += task;
+  return path;
+}
+
+std::string Agent::random_hex() {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (auto value = worker_.rng(); auto& c : out) {
+    c = digits[value & 15];
+    value >>= 4;
+  }
+  return out;
+}
+
+void Agent::build_claim(const std::string& task) {
+  reply_.keep_body = true;  // the grant is in it
+  std::string body = R"({"owner":"bench-)";
+  body += std::to_string(index_);
+  body += R"(","lease_ms":)";
+  body += std::to_string(options_.lease_ms);
+  body += '}';
+  request_ = "POST ";
+  request_ += task_path(task);
+  request_ += "/claim HTTP/1.1\r\n";
+  request_ += shared_.host_header;
+  request_ += "Authorization: Bearer ";
+  request_ += options_.agent_token;
+  request_ += "\r\nContent-Type: application/json\r\nContent-Length: ";
+  request_ += std::to_string(body.size());
+  request_ += "\r\n\r\n";
+  request_ += body;
+}
+
+void Agent::build_protected() {
+  reply_.keep_body = false;
+  ++op_;
+  std::string key;
+  if (options_.names == Names::sequential) {
+    key = task_;
+    key += "-op-";
+  } else {
+    key = random_hex();
+    key += '-';
+  }
+  key += std::to_string(op_);
+  std::string body = R"({"slot":"slot-)";
+  body += task_;
+  body += '-';
+  body += std::to_string(op_);
+  body += R"(","customer":"bench-)";
+  body += std::to_string(index_);
+  body += R"("})";
+  request_ = "POST ";
+  request_ += task_path(task_);
+  request_ += "/providers/";
+  request_ += options_.provider;
+  request_ += "/bookings HTTP/1.1\r\n";
+  request_ += shared_.host_header;
+  request_ += "Authorization: Bearer ";
+  request_ += options_.agent_token;
+  request_ += "\r\nFence-Grant: ";
+  request_ += grant_token_;
+  request_ += "\r\nIdempotency-Key: ";
+  request_ += key;
+  request_ += "\r\nExpected-Version: ";
+  request_ += std::to_string(version_);
+  request_ += "\r\nContent-Type: application/json\r\nContent-Length: ";
+  request_ += std::to_string(body.size());
+  request_ += "\r\n\r\n";
+  request_ += body;
+}
+
+// What the gateway sends upstream, less the forwarding headers.
+void Agent::build_direct() {
+  ++op_;
+  std::string unique = options_.run_id;
+  unique += '-';
+  unique += std::to_string(index_);
+  unique += '-';
+  unique += std::to_string(op_);
+  std::string body = R"({"slot":"slot-)";
+  body += unique;
+  body += R"(","customer":"bench-)";
+  body += std::to_string(index_);
+  body += R"("})";
+  request_ = "POST /bookings HTTP/1.1\r\n";
+  request_ += shared_.host_header;
+  request_ += "Authorization: Bearer ";
+  request_ += options_.provider_token;
+  request_ += "\r\nIdempotency-Key: d";
+  request_ += unique;
+  request_ += "\r\nContent-Type: application/json\r\nContent-Length: ";
+  request_ += std::to_string(body.size());
+  request_ += "\r\n\r\n";
+  request_ += body;
+}
+
+bool Agent::success() const {
+  switch (options_.mode) {
+    case Mode::claim: return reply_.status == 200 && reply_.gateway_status == "granted";
+    case Mode::protected_write: return reply_.status == 201 && reply_.gateway_status == "committed";
+    case Mode::direct:
+    case Mode::passthrough:
+    case Mode::get:
+    case Mode::idle: return reply_.status >= 200 && reply_.status <= 299;
+  }
+  return false;
+}
+
+void Agent::count_not_ok(Stats& stats, const std::string& key, bool with_body) {
+  ++stats.not_ok[key];
+  if (with_body && !reply_.body.empty()) stats.sample_body.try_emplace(key, reply_.body.substr(0, 300));
+}
+
+// Claims `task` for this agent (protected mode); a refusal is counted in the setup figures.
+awaitable<bool> Agent::claim_own_task(std::string task) {
+  build_claim(task);
+  const beast::error_code ec = co_await exchange();
+  if (ec) {
+    ++worker_.stats.setup["io: " + ec.message()];
+    co_return false;
+  }
+  if (reply_.status != 200) {
+    ++worker_.stats.setup[status_key(reply_)];
+    worker_.stats.sample_body.try_emplace("setup " + status_key(reply_), reply_.body.substr(0, 300));
+    co_return false;
+  }
+  try {
+    auto j = nlohmann::json::parse(reply_.body);
+    grant_token_ = j.at("grant_token").get<std::string>();
+    version_ = j.at("version").get<std::int64_t>();
+  } catch (const std::exception& e) {
+    worker_.stats.setup_error = std::string("claim reply unreadable: ") + e.what();
+    co_return false;
+  }
+  task_ = std::move(task);
+  op_ = 0;
+  co_return true;
+}
+
+// Task number `number` of this run: trip-<run>-<number>, or <16 random hex>-<run>-<number>.
+// Protected mode: agent i's first task is number i, later ones come after every agent's first;
+// claim mode: one count over all agents.
+std::string fresh_task(Shared& shared, std::uint64_t number, std::string random_part) {
+  std::string task = shared.options.names == Names::sequential ? std::string("trip-") : std::move(random_part) + "-";
+  task += shared.options.run_id;
+  task += '-';
+  task += std::to_string(number);
+  return task;
+}
+
+awaitable<void> Agent::setup() {
+  if (options_.mode != Mode::protected_write) co_return;
+  // Claims before the clock starts. A claim refused for load (a 503) is retried, with a pause
+  // that grows, up to 10 times; each refusal is reported.
+  asio::steady_timer pause(worker_.io);
+  for (unsigned attempt = 1; attempt <= 10; ++attempt) {
+    if (co_await claim_own_task(fresh_task(shared_, index_, random_hex()))) co_return;
+    if (!worker_.stats.setup_error.empty()) break;
+    pause.expires_after(std::chrono::milliseconds(20 * attempt));
+    co_await pause.async_wait(no_throw);
+  }
+  if (worker_.stats.setup_error.empty()) worker_.stats.setup_error = "agent " + std::to_string(index_) + " could not claim a task";
+}
+
+// After anything but a commit the task's state is not what this agent believes (a held outcome
+// would block it for good), so it carries on with a freshly claimed task.
+awaitable<void> Agent::recover() {
+  ++worker_.stats.reclaims;
+  for (unsigned attempt = 1; attempt <= 3; ++attempt)
+    if (co_await claim_own_task(fresh_task(shared_, ++shared_.next_task, random_hex()))) co_return;
+  // Still no task: the next protected request fails (stale or unknown grant) and comes back here.
+}
+
+awaitable<void> Agent::run(steady::time_point counted_from, steady::time_point deadline) {
+  Stats& stats = worker_.stats;
+  auto& latencies = stats.ok_latency_us;
+  while (steady::now() < deadline) {
+    switch (options_.mode) {
+      case Mode::claim: {
+        build_claim(fresh_task(shared_, ++shared_.next_claim, random_hex()));
+        break;
+      }
+      case Mode::protected_write: build_protected(); break;
+      case Mode::direct: build_direct(); break;
+      case Mode::passthrough:
+      case Mode::get:
+      case Mode::idle: break;  // request_ is fixed
+    }
+    const auto begun = steady::now();
+    const beast::error_code ec = co_await exchange();
+    const auto took = std::chrono::duration_cast<std::chrono::microseconds>(steady::now() - begun).count();
+    const bool counted = begun >= counted_from;
+    if (!ec && success()) {
+      if (counted) {
+        ++stats.replies;
+        ++stats.ok;
+        latencies.push_back(static_cast<std::uint32_t>(std::min<std::int64_t>(took, UINT32_MAX)));
+      }
+      if (options_.mode == Mode::protected_write)
+        version_ = reply_.committed_version >= 0 ? reply_.committed_version : version_ + 1;
+      continue;
+    }
+    if (counted) {
+      ++stats.replies;
+      if (ec) count_not_ok(stats, "io: " + ec.message(), false);
+      else count_not_ok(stats, status_key(reply_), true);
+    }
+    if (options_.mode == Mode::protected_write) co_await recover();
+  }
+}
+
+awaitable<bool> Agent::open_idle() {
+  const beast::error_code ec = co_await exchange();
+  if (ec) {
+    ++worker_.stats.not_ok["open: io: " + ec.message()];
+    co_return false;
+  }
+  // Any reply will do (the server accepted and served the connection); a non-2xx is reported.
+  if (!success()) ++worker_.stats.not_ok["open: reply " + status_key(reply_)];
+  co_return open_;
+}
+
+awaitable<bool> Agent::still_answers() {
+  if (!open_) co_return false;
+  // A connection the server closed while held must not be reopened by exchange().
+  const beast::error_code ec = co_await exchange();
+  if (ec) {
+    ++worker_.stats.not_ok["after hold: io: " + ec.message()];
+    co_return false;
+  }
+  co_return true;
+}
 
 double cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 double percentile_ms(const std::vector<std::uint32_t>& sorted, double p) {
@@ -361,78 +728,196 @@ double percentile_ms(const std::vector<std::uint32_t>& sorted, double p) {
   return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1] / 1000.0;
 }
 
+// Idle connections need one descriptor each: take the hard limit.
+void raise_fd_limit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
+// Runs fn(worker) on every worker, each on its own thread (the first on this one).
+template <class Fn>
+void on_every_worker(std::vector<std::unique_ptr<Worker>>& workers, Fn fn) {
+  std::vector<std::thread> threads;
+  for (std::size_t i = 1; i < workers.size(); ++i) threads.emplace_back([&, i] { fn(*workers[i]); });
+  fn(*workers[0]);
+  for (auto& t : threads) t.join();
+}
+
+int run_idle(const Options& options, std::vector<std::unique_ptr<Worker>>& workers) {
+  // The stop signal is caught from the start: the caller may send it as soon as it reads the
+  // "open" line.
+  asio::io_context hold_io;
+  asio::signal_set signals(hold_io, SIGTERM, SIGINT);
+  // Open: at most 256 connects in flight per loop, so the listen backlog never overflows.
+  const auto t0 = steady::now();
+  on_every_worker(workers, [](Worker& w) {
+    std::size_t next = 0;
+    const std::size_t openers = std::min<std::size_t>(256, w.agents.size());
+    w.running = static_cast<unsigned>(openers);
+    for (std::size_t k = 0; k < openers; ++k)
+      asio::co_spawn(w.io, [&w, &next]() -> awaitable<void> {
+        while (next < w.agents.size()) {
+          Agent& a = *w.agents[next++];
+          if (co_await a.open_idle()) ++w.stats.ok;
+        }
+        --w.running;
+      }, asio::detached);
+    asio::co_spawn(w.io, w.watchdog(), asio::detached);
+    w.io.run();
+  });
+  std::uint64_t opened = 0;
+  for (auto& w : workers) opened += w->stats.ok;
+  const double open_s = std::chrono::duration<double>(steady::now() - t0).count();
+  std::cout << "idle: " << opened << " connections open (of " << options.clients << ", in " << std::fixed
+            << std::setprecision(2) << open_s << " s)" << std::endl;
+
+  // Hold until told to stop, or --duration.
+  {
+    asio::steady_timer timer(hold_io);
+    timer.expires_after(std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(options.duration_s)));
+    signals.async_wait([&](const beast::error_code&, int) { timer.cancel(); });
+    timer.async_wait([&](const beast::error_code&) { signals.cancel(); });
+    hold_io.run();
+  }
+  const double held_s = std::chrono::duration<double>(steady::now() - t0).count() - open_s;
+
+  // Still there? One more GET on each held connection.
+  for (auto& w : workers) w->stats.replies = 0;
+  on_every_worker(workers, [](Worker& w) {
+    std::size_t next = 0;
+    const std::size_t checkers = std::min<std::size_t>(256, w.agents.size());
+    w.running = static_cast<unsigned>(checkers);
+    for (std::size_t k = 0; k < checkers; ++k)
+      asio::co_spawn(w.io, [&w, &next]() -> awaitable<void> {
+        while (next < w.agents.size()) {
+          Agent& a = *w.agents[next++];
+          if (co_await a.still_answers()) ++w.stats.replies;
+        }
+        --w.running;
+      }, asio::detached);
+    asio::co_spawn(w.io, w.watchdog(), asio::detached);
+    w.io.restart();
+    w.io.run();
+  });
+  Stats all;
+  for (auto& w : workers) all.merge(w->stats);
+  std::cout << "idle: held " << std::setprecision(2) << held_s << " s; " << all.replies
+            << " connections still answered after the hold\n";
+  for (const auto& [k, n] : all.not_ok) std::cout << "  " << k << ": " << n << "\n";
+  if (!options.json_path.empty()) {
+    nlohmann::json j{{"mode", "idle"}, {"clients", options.clients}, {"opened", opened},
+                     {"open_s", open_s}, {"held_s", held_s}, {"still_open", all.replies},
+                     {"errors", all.not_ok}};
+    std::ofstream(options.json_path) << j.dump() << "\n";
+  }
+  return opened == options.clients ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options options = parse_options(argc, argv);
   std::signal(SIGPIPE, SIG_IGN);
+  raise_fd_limit();
 
-  std::vector<std::unique_ptr<Client>> clients;
-  for (unsigned i = 0; i < options.clients; ++i) clients.push_back(std::make_unique<Client>(options, i));
-
-  // Two rendezvous: every thread's setup is done; then the clock starts for all at once.
-  std::barrier rendezvous(static_cast<std::ptrdiff_t>(options.clients) + 1);
-  std::atomic<bool> setup_failed{false};
-  steady::time_point deadline;
-  std::vector<std::thread> threads;
-  for (auto& c : clients) {
-    threads.emplace_back([&, client = c.get()] {
-      try {
-        client->setup();
-      } catch (const std::exception& e) {
-        client->stats().setup_error = e.what();
-        setup_failed = true;
-      }
-      rendezvous.arrive_and_wait();
-      rendezvous.arrive_and_wait();
-      if (!setup_failed) client->run(deadline);
-    });
+  tcp::endpoint endpoint;
+  {
+    asio::io_context io;
+    tcp::resolver resolver(io);
+    beast::error_code ec;
+    const auto results = resolver.resolve(options.host, options.port, ec);
+    if (ec || results.empty()) {
+      std::cerr << "gateway-load: cannot resolve " << options.host << ":" << options.port << ": " << ec.message() << "\n";
+      return 2;
+    }
+    endpoint = results.begin()->endpoint();
   }
-  rendezvous.arrive_and_wait();
-  const auto cpu_start = cpu_seconds();
-  const auto start = steady::now();
-  deadline = start + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(options.duration_s));
-  rendezvous.arrive_and_wait();
-  for (auto& t : threads) t.join();
-  const double elapsed = std::chrono::duration<double>(steady::now() - start).count();
+  Shared shared(options, endpoint);
+
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (unsigned t = 0; t < options.threads; ++t) workers.push_back(std::make_unique<Worker>(shared));
+  for (unsigned i = 0; i < options.clients; ++i) {
+    Worker& w = *workers[i % options.threads];
+    w.agents.push_back(std::make_unique<Agent>(w, i + 1));
+  }
+
+  if (options.mode == Mode::idle) return run_idle(options, workers);
+
+  // Setup (protected mode's claims) on every loop; then the clock starts for all at once.
+  on_every_worker(workers, [](Worker& w) { w.run_all([](Agent& a) { return a.setup(); }); });
+  for (auto& w : workers)
+    if (!w->stats.setup_error.empty()) {
+      Stats all;
+      for (auto& x : workers) all.merge(x->stats);
+      std::cerr << "gateway-load: setup: " << all.setup_error << "\n";
+      for (const auto& [k, n] : all.setup) std::cerr << "  setup claim " << k << ": " << n << "\n";
+      for (const auto& [k, b] : all.sample_body) std::cerr << "  " << k << ": " << b << "\n";
+      return 1;
+    }
+
+  // The warm-up ends at `start`: the first worker's loop samples the CPU clock then.
+  const auto seconds = [](double s) { return std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(s)); };
+  double cpu_start = cpu_seconds();
+  const auto start = steady::now() + seconds(options.warmup_s);
+  const auto deadline = start + seconds(options.duration_s);
+  for (auto& w : workers) w->stats.ok_latency_us.reserve(1 << 16);
+  asio::steady_timer warmup_end(workers[0]->io, start);
+  warmup_end.async_wait([&](const beast::error_code&) { cpu_start = cpu_seconds(); });
+  on_every_worker(workers, [start, deadline](Worker& w) {
+    w.run_all([start, deadline](Agent& a) { return a.run(start, deadline); });
+  });
+  steady::time_point end = start;
+  for (auto& w : workers) end = std::max(end, w->last_done);
+  const double elapsed = std::chrono::duration<double>(end - start).count();
   const double cpu = cpu_seconds() - cpu_start;
 
-  if (setup_failed) {
-    for (auto& c : clients)
-      if (!c->stats().setup_error.empty()) std::cerr << "gateway-load: setup: " << c->stats().setup_error << "\n";
-    return 1;
-  }
-
-  ThreadStats all;
-  for (auto& c : clients) {
-    auto& s = c->stats();
-    all.replies += s.replies;
-    all.ok += s.ok;
-    all.reclaims += s.reclaims;
-    for (const auto& [k, n] : s.by_status) all.by_status[k] += n;
-    all.ok_latency_us.insert(all.ok_latency_us.end(), s.ok_latency_us.begin(), s.ok_latency_us.end());
-  }
+  Stats all;
+  for (auto& w : workers) all.merge(w->stats);
   std::sort(all.ok_latency_us.begin(), all.ok_latency_us.end());
-  const double ok_per_s = all.ok / elapsed;
+  const double ok_per_s = elapsed > 0 ? static_cast<double>(all.ok) / elapsed : 0;
   const double p50 = percentile_ms(all.ok_latency_us, 0.50), p90 = percentile_ms(all.ok_latency_us, 0.90),
-               p99 = percentile_ms(all.ok_latency_us, 0.99),
+               p99 = percentile_ms(all.ok_latency_us, 0.99), p999 = percentile_ms(all.ok_latency_us, 0.999),
                max = all.ok_latency_us.empty() ? 0 : all.ok_latency_us.back() / 1000.0;
+  const std::uint64_t not_ok = all.replies - all.ok;
 
-  std::cout << std::fixed << std::setprecision(2) << "mode " << options.mode_name << ", " << options.clients
-            << " clients, " << elapsed << " s: " << all.replies << " replies, " << all.ok << " ok ("
-            << std::setprecision(1) << ok_per_s << "/s), " << (all.replies - all.ok) << " not ok\n"
+  std::cout << std::fixed << std::setprecision(2) << "mode " << options.mode_name << ", names "
+            << (options.names == Names::sequential ? "sequential" : "random") << ", " << options.clients
+            << " agents on " << options.threads << " thread(s), " << elapsed << " s: " << all.replies
+            << " replies, " << all.ok << " ok (" << std::setprecision(1) << ok_per_s << "/s), " << not_ok
+            << " not ok\n"
             << std::setprecision(2) << "latency of ok replies: p50 " << p50 << " ms, p90 " << p90 << " ms, p99 "
-            << p99 << " ms, max " << max << " ms\n";
-  for (const auto& [k, n] : all.by_status) std::cout << "  " << k << ": " << n << "\n";
+            << p99 << " ms, p99.9 " << p999 << " ms, max " << max << " ms\n";
+  for (const auto& [k, n] : all.not_ok) {
+    std::cout << "  " << k << ": " << n << "\n";
+    if (const auto it = all.sample_body.find(k); it != all.sample_body.end()) std::cout << "    e.g. " << it->second << "\n";
+  }
+  for (const auto& [k, n] : all.setup) std::cout << "  setup claim refused, retried: " << k << ": " << n << "\n";
   if (all.reclaims) std::cout << "  (tasks reclaimed after a non-commit: " << all.reclaims << ")\n";
-  std::cout << "load generator CPU: " << cpu << " s\n";
+  std::cout << "load generator CPU: " << cpu << " s (" << std::setprecision(0) << (elapsed > 0 ? 100 * cpu / elapsed : 0)
+            << "% of one core)\n";
 
   if (!options.json_path.empty()) {
-    nlohmann::json j{{"mode", options.mode_name},   {"clients", options.clients}, {"elapsed_s", elapsed},
-                     {"replies", all.replies},      {"ok", all.ok},               {"errors", all.replies - all.ok},
-                     {"ok_per_s", ok_per_s},        {"p50_ms", p50},              {"p90_ms", p90},
-                     {"p99_ms", p99},               {"max_ms", max},              {"by_status", all.by_status},
-                     {"reclaims", all.reclaims},    {"cpu_s", cpu}};
+    nlohmann::json j{{"mode", options.mode_name},
+                     {"names", options.names == Names::sequential ? "sequential" : "random"},
+                     {"clients", options.clients},
+                     {"threads", options.threads},
+                     {"elapsed_s", elapsed},
+                     {"replies", all.replies},
+                     {"ok", all.ok},
+                     {"errors", not_ok},
+                     {"ok_per_s", ok_per_s},
+                     {"p50_ms", p50},
+                     {"p90_ms", p90},
+                     {"p99_ms", p99},
+                     {"p999_ms", p999},
+                     {"max_ms", max},
+                     {"not_ok", all.not_ok},
+                     {"setup_refusals", all.setup},
+                     {"reclaims", all.reclaims},
+                     {"cpu_s", cpu}};
     std::ofstream(options.json_path) << j.dump() << "\n";
   }
   return 0;

@@ -1,59 +1,152 @@
 #!/usr/bin/env bash
-# The benchmarks, in one run: bench/run.sh   (about 2 minutes once the release tree is built)
-# Builds the release tree, starts a private PostgreSQL (build/bench-pg, durable default settings,
-# destroyed before and after), the booking demo provider and the gateway, then measures each
-# gateway figure next to its baseline and writes bench/results.md (overwritten):
-#   pgbench admission, pgbench admission+outcome   the database work of a protected request
-#   gateway protected                              the whole protected request through the gateway
-#   direct                                         the same booking POST to the provider itself
-#   pgbench claim, gateway claim                   the ownership transaction alone, and through HTTP
-# Env (defaults): DURATION=10 seconds per measurement, CLIENTS=32 gateway-load threads,
-# POOL=16 gateway database connections, PG_CLIENTS=$POOL pgbench clients (the same database
-# concurrency as the gateway), PG_CLIENTS_REF=64 (the TOOLCHAIN.md reference point),
-# SEED_TASKS=20000 and SEED_OPS=5 (the history the database starts from: bench/pgbench_seed.sql),
-# BENCH_PG_PORT=55719, BENCH_GATEWAY_PORT=18471, BENCH_PROVIDER_PORT=19473, BENCH_CONTROL_PORT=19474.
-# Logs of the last run: build/bench-logs/.
+# The benchmarks, in one run: bench/run.sh [--quick]      (bench/README.md)
+#
+# Builds what it runs (release tree), starts a private PostgreSQL (build/bench-pg, durable
+# default settings, destroyed before and after), the booking demo provider, the gateway and a
+# private nginx (build/bench-nginx), seeds a history, then sweeps the number of agents and
+# measures every gateway figure next to the baseline a user would pick instead, in the same run:
+#   protected mutation  gateway  vs  naive SQL (bench/naive_protected.sql: two SERIALIZABLE
+#                       transactions, pgbench -M prepared at the SAME client count as agents)
+#   claim               gateway  vs  naive SQL (bench/naive_claim.sql: one transaction)
+#   GET pass-through    gateway  vs  nginx (keep-alive reverse proxy, worker_processes = the
+#                       gateway's io_threads)  vs  the provider directly
+# with sequential task names (trip-<run>-1, ...: the SERIALIZABLE worst case) and random ones
+# for the database-bound work; then the memory of idle keep-alive connections (gateway and
+# nginx). Writes a markdown table (throughput, p50/p90/p99/p99.9, every non-2xx reply by code,
+# serialization failures from the PostgreSQL log, held tasks left behind, CPU per process) and
+# a PNG plot of throughput and p99 against concurrency next to it.
+#
+#   bench/run.sh           5 s per point, 1/8/64/256/1000 agents, 10,000 idle connections;
+#                          writes bench/results.md and bench/results.png (under 10 minutes)
+#   bench/run.sh --quick   2 s per point, 1/8/64 agents, sequential names only, 1,000 idle
+#                          connections; writes
+#                          build/bench-quick/results.md and .png (under 2 minutes; CI's smoke)
+#
+# Env (defaults): DURATION (5, quick 2) measured seconds per point, WARMUP=1 second of load
+# before them (new pgbench connections, first claims: not counted), CONCURRENCY ("1 8 64 256 1000",
+# quick "1 8 64"), NAMES ("sequential random", quick "sequential"), IDLE_CONNECTIONS (10000, quick 1000), POOL=16 gateway database connections,
+# IO_THREADS=2 (gateway io_threads = nginx worker_processes), PROVIDER_CONNECTIONS=64 (gateway's
+# upstream pool; nginx keeps 64 idle upstream connections per worker), LOAD_THREADS=1
+# (gateway-load event loops), MAX_TRIES=8 (pgbench tries per transaction, as the gateway's
+# SERIALIZABLE loop), SEED_TASKS=20000, SEED_OPS=5 (bench/pgbench_seed.sql), RESULTS (the
+# markdown file to write), BENCH_PG_PORT=55719, BENCH_GATEWAY_PORT=18471,
+# BENCH_PROVIDER_PORT=19473, BENCH_CONTROL_PORT=19474, BENCH_NGINX_PORT=18472.
+# Installs what it needs and the gateway build does not (jq, nginx-light, gnuplot-nox) with
+# apt-get when missing. Logs of the last run: build/bench-logs/.
 set -euo pipefail
 
 repo=$(cd "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
-duration=${DURATION:-10}
-clients=${CLIENTS:-32}
+quick=0
+case ${1:-} in
+  --quick) quick=1 ;;
+  '') ;;
+  -h | --help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "usage: bench/run.sh [--quick]" >&2; exit 2 ;;
+esac
+
+if [ "$quick" = 1 ]; then
+  duration=${DURATION:-2}
+  read -r -a levels <<<"${CONCURRENCY:-1 8 64}"
+  read -r -a name_kinds <<<"${NAMES:-sequential}"
+  idle_n=${IDLE_CONNECTIONS:-1000}
+  results=${RESULTS:-$repo/build/bench-quick/results.md}
+else
+  duration=${DURATION:-5}
+  read -r -a levels <<<"${CONCURRENCY:-1 8 64 256 1000}"
+  read -r -a name_kinds <<<"${NAMES:-sequential random}"
+  idle_n=${IDLE_CONNECTIONS:-10000}
+  results=${RESULTS:-$repo/bench/results.md}
+fi
+warmup=${WARMUP:-1}
 pool=${POOL:-16}
-pg_clients=${PG_CLIENTS:-$pool}
-pg_clients_ref=${PG_CLIENTS_REF:-64}
+io_threads=${IO_THREADS:-2}
+provider_conns=${PROVIDER_CONNECTIONS:-64}
+load_threads=${LOAD_THREADS:-1}
+max_tries=${MAX_TRIES:-8}
 seed_tasks=${SEED_TASKS:-20000}
 seed_ops=${SEED_OPS:-5}
 pgport=${BENCH_PG_PORT:-55719}
 gwport=${BENCH_GATEWAY_PORT:-18471}
 provport=${BENCH_PROVIDER_PORT:-19473}
 ctlport=${BENCH_CONTROL_PORT:-19474}
-command_line="DURATION=$duration CLIENTS=$clients POOL=$pool PG_CLIENTS=$pg_clients PG_CLIENTS_REF=$pg_clients_ref SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh"
+nginxport=${BENCH_NGINX_PORT:-18472}
+plot=${results%.md}.png
+command_line="DURATION=$duration WARMUP=$warmup CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" IDLE_CONNECTIONS=$idle_n POOL=$pool IO_THREADS=$io_threads PROVIDER_CONNECTIONS=$provider_conns LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
+
+max_level=1
+for c in "${levels[@]}"; do
+  case $c in '' | *[!0-9]* | 0) echo "bench: CONCURRENCY must be positive integers" >&2; exit 2 ;; esac
+  [ "$c" -le "$max_level" ] || max_level=$c
+done
 
 pgdir=$repo/build/bench-pg
+nginxdir=$repo/build/bench-nginx
 logs=$repo/build/bench-logs
 bin=$repo/build/release/bin
-results=$repo/bench/results.md
 started_at=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 t0=$SECONDS
 
 say() { echo "bench: $*" >&2; }
 die() { say "$*"; exit 1; }
 
+# --- What the benchmark needs beyond the gateway's build (scripts/deps.sh) ------------------
+need_packages() {
+  local missing=() cmd pkg
+  for pair in jq:jq nginx:nginx-light gnuplot:gnuplot-nox pgbench:postgresql-client-15 curl:curl ss:iproute2; do
+    cmd=${pair%%:*} pkg=${pair#*:}
+    if [ "$cmd" = nginx ]; then
+      [ -x /usr/sbin/nginx ] || missing+=("$pkg")
+    else
+      command -v "$cmd" >/dev/null || missing+=("$pkg")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "installing ${missing[*]}"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || die "not root and no sudo; install: ${missing[*]}"
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" apt-get update -q >&2
+  # nginx's postinst would start the system-wide nginx on port 80: a policy-rc.d that says 101
+  # ("action forbidden") keeps it stopped; the benchmark runs its own private instance.
+  local policy=/usr/sbin/policy-rc.d added_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# bench/run.sh: no service starts while it installs packages\nexit 101\n' |
+      "${sudo[@]}" tee "$policy" >/dev/null
+    "${sudo[@]}" chmod 0755 "$policy"
+    added_policy=1
+  fi
+  local rc=0
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 || rc=$?
+  [ "$added_policy" = 0 ] || "${sudo[@]}" rm -f "$policy"
+  [ "$rc" -eq 0 ] || die "apt-get install ${missing[*]} failed"
+}
+need_packages
+
 # Only what the benchmarks run: a test target that does not build must not stop them.
 scripts/build.sh release --target write-gateway demo-provider gateway-load
 build_s=$((SECONDS - t0))
 
-for port in "$pgport" "$gwport" "$provport" "$ctlport"; do
+for port in "$pgport" "$gwport" "$provport" "$ctlport" "$nginxport"; do
   [ -z "$(ss -ltnH "sport = :$port")" ] || die "port $port is in use; set BENCH_*_PORT"
 done
 
+# 1,000 agents and 10,000 idle connections need descriptors: the hard limit, for every
+# process started below (gateway, nginx, pgbench, gateway-load).
+ulimit -n "$(ulimit -Hn)"
+[ "$(ulimit -n)" -gt $((idle_n + 1000)) ] || say "warning: open-file limit $(ulimit -n) is low for $idle_n idle connections"
+
 rm -rf "$logs"
-mkdir -p "$logs"
+mkdir -p "$logs" "$(dirname -- "$results")"
 work=$(mktemp -d /tmp/gateway-bench.XXXXXX)
 gateway_pid=
 provider_pid=
+nginx_pid=
+idle_pid=
 
 # shellcheck source=scripts/lib.sh
 source "$repo/scripts/lib.sh"
@@ -61,10 +154,12 @@ source "$repo/scripts/lib.sh"
 # shellcheck disable=SC2317 # called by the traps
 cleanup() {
   trap - EXIT INT TERM HUP
+  if [ -n "$idle_pid" ]; then stop_pid "$idle_pid" 5; fi
+  if [ -n "$nginx_pid" ]; then stop_pid "$nginx_pid" 5; fi
   if [ -n "$gateway_pid" ]; then stop_pid "$gateway_pid" 30; fi
   if [ -n "$provider_pid" ]; then stop_pid "$provider_pid" 5; fi
   scripts/pg.sh destroy "$pgdir" || true
-  rm -rf "$work"
+  rm -rf "$work" "$nginxdir"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -72,15 +167,16 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 # --- PostgreSQL: durable defaults (fsync, synchronous_commit, full_page_writes all on) -------
+# Room for the naive SQL's clients (as many as the most agents), the gateway's pool and psql.
 scripts/pg.sh destroy "$pgdir"
-PG_EXTRA_OPTS='' scripts/pg.sh start "$pgdir" "$pgport"
+PG_EXTRA_OPTS="-c max_connections=$((max_level + pool + 20))" scripts/pg.sh start "$pgdir" "$pgport"
 pgreal=$(readlink -f "$pgdir")
 pglog=$pgreal/postgres.log
 GATEWAY_DATABASE_URL=$(scripts/pg.sh url "$pgdir" "$pgport")
 export GATEWAY_DATABASE_URL
 psql_q() { psql "$GATEWAY_DATABASE_URL" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
-# --- The booking provider and the gateway --------------------------------------------------
+# --- The booking provider, the gateway and nginx --------------------------------------------
 DEMO_PROVIDER_CREDENTIAL=booking-secret \
   "$bin/demo-provider" --kind booking --port "$provport" --control-port "$ctlport" >"$logs/provider.log" 2>&1 &
 provider_pid=$!
@@ -88,49 +184,107 @@ provider_pid=$!
 # Dev tokens from config/dev.json; everything else is the benchmark's.
 config=$work/gateway.json
 jq -n --slurpfile dev config/dev.json --argjson gwport "$gwport" --argjson pool "$pool" \
+  --argjson io "$io_threads" --argjson maxconn $((idle_n + max_level + 1000)) --argjson upconns "$provider_conns" \
   --arg provider "http://127.0.0.1:$provport" '{
     listen: {address: "127.0.0.1", port: $gwport},
     database: {url_env: "GATEWAY_DATABASE_URL", pool_size: $pool},
-    http: {io_threads: 2},
+    http: {io_threads: $io, max_connections: $maxconn},
     agents: $dev[0].agents,
     operators: $dev[0].operators,
     providers: [{name: "booking", base_url: $provider,
                  credential: {tenants: {"tenant-a": {env: "BOOKING_KEY_TENANT_A"}}},
                  connect_timeout_ms: 1000, request_timeout_ms: 5000, idle_retire_ms: 2000,
-                 max_connections: 32}]
+                 max_connections: $upconns}]
   }' >"$config"
 cp "$config" "$logs/gateway.json"
 BOOKING_KEY_TENANT_A=booking-secret "$bin/write-gateway" --config "$config" >"$logs/gateway.log" 2>&1 &
 gateway_pid=$!
-for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$gwport/readyz" >/dev/null 2>&1 && break
-  kill -0 "$gateway_pid" 2>/dev/null || { tail -n 20 "$logs/gateway.log" >&2; die "the gateway exited"; }
-  sleep 0.1
-done
-curl -sf "http://127.0.0.1:$gwport/readyz" >/dev/null || die "the gateway is not ready (log: $logs/gateway.log)"
+wait_ready "$gateway_pid" "http://127.0.0.1:$gwport/readyz" 100 0.1 ||
+  { tail -n 20 "$logs/gateway.log" >&2; die "the gateway is not ready (log: $logs/gateway.log)"; }
 [ -n "$(ss -ltnH "sport = :$provport")" ] || die "the provider is not listening (log: $logs/provider.log)"
+
+# nginx as a plain keep-alive reverse proxy to the same provider, under the same path as the
+# gateway's pass-through route, injecting the provider credential as the gateway does.
+passthrough_task=bench-passthrough
+passthrough_path=/v1/tenants/tenant-a/tasks/$passthrough_task/providers/booking/bookings/bk_1
+rm -rf "$nginxdir"
+mkdir -p "$nginxdir/temp"
+cat >"$nginxdir/nginx.conf" <<EOF
+# Written by bench/run.sh: a private nginx for the pass-through baseline.
+daemon off;
+worker_processes $io_threads;
+worker_rlimit_nofile $((idle_n + max_level + 2000));
+pid $nginxdir/nginx.pid;
+error_log $nginxdir/error.log warn;
+events { worker_connections $((idle_n + max_level + 1000)); }
+http {
+  access_log off;
+  client_body_temp_path $nginxdir/temp/body;
+  proxy_temp_path $nginxdir/temp/proxy;
+  fastcgi_temp_path $nginxdir/temp/fastcgi;
+  uwsgi_temp_path $nginxdir/temp/uwsgi;
+  scgi_temp_path $nginxdir/temp/scgi;
+  keepalive_requests 1000000;
+  upstream provider {
+    server 127.0.0.1:$provport;
+    keepalive 64;
+  }
+  server {
+    listen 127.0.0.1:$nginxport;
+    location /healthz { return 200 "ok\n"; }
+    location /v1/tenants/tenant-a/tasks/$passthrough_task/providers/booking/ {
+      proxy_pass http://provider/;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Authorization "Bearer booking-secret";
+    }
+  }
+}
+EOF
+/usr/sbin/nginx -p "$nginxdir" -c "$nginxdir/nginx.conf" -e "$nginxdir/error.log" >"$logs/nginx.log" 2>&1 &
+nginx_pid=$!
+wait_ready "$nginx_pid" "http://127.0.0.1:$nginxport/healthz" 50 0.1 ||
+  { cat "$logs/nginx.log" "$nginxdir/error.log" >&2 || true; die "nginx did not start"; }
 
 # The gateway has applied its migrations: now the history every measurement starts from.
 seed_t0=$SECONDS
+say "seeding $seed_tasks tasks x $seed_ops operations"
 psql_q -v tasks="$seed_tasks" -v ops="$seed_ops" -f bench/pgbench_seed.sql
+# Then as a running database would be: vacuumed and analysed (autovacuum, on by default, keeps
+# it so during the run), with no checkpoint pending.
+psql_q -c 'VACUUM ANALYZE'
+psql_q -c CHECKPOINT
 seed_s=$((SECONDS - seed_t0))
+realm=$(psql_q -c 'SELECT realm FROM authority')
+# pgbench's -T counts from before its clients connect, and a new backend costs milliseconds
+# (far more on a busy machine): measure it once, so that every naive run gets its connection
+# time on top of the measured seconds. conn_ms_per_100 = how long 100 clients take to connect.
+echo 'SELECT 1;' >"$work/select1.sql"
+conn_ms_per_100=$(pgbench -h 127.0.0.1 -p "$pgport" -U postgres -n -c 100 -j 2 -t 1 -f "$work/select1.sql" postgres 2>&1 |
+  sed -n 's/^initial connection time = \([0-9]*\).*/\1/p')
+conn_ms_per_100=${conn_ms_per_100:-1000}
+say "100 PostgreSQL connections take ${conn_ms_per_100} ms"
+pm_pid=$(head -n 1 "$pgreal/postmaster.pid")
 
 # --- CPU accounting (what top/pidstat would show, summed over each measurement) ------------
 hz=$(getconf CLK_TCK)
-# utime+stime of one process; with "all", plus the children it has reaped.
-ticks_of() {
+# Fork-free (these run twice per measurement, with up to a thousand backends alive):
+# ticks PID [all] adds utime+stime of one process (with "all", plus the children it has
+# reaped) to $ticks_sum; tree_ticks PID sets $ticks_sum to a parent with its exited children
+# plus every live child (postmaster and backends, nginx master and workers).
+ticks() {
   local f
-  read -r -a f <"/proc/$1/stat" 2>/dev/null || { echo 0; return; }
-  if [ "${2:-}" = all ]; then echo $((f[13] + f[14] + f[15] + f[16])); else echo $((f[13] + f[14])); fi
+  { read -r -a f <"/proc/$1/stat"; } 2>/dev/null || return 0
+  if [ "${2:-}" = all ]; then ticks_sum=$((ticks_sum + f[13] + f[14] + f[15] + f[16])); else ticks_sum=$((ticks_sum + f[13] + f[14])); fi
 }
-# The postmaster with its exited backends, plus every live backend.
-pg_ticks() {
-  local pm total child
-  pm=$(head -n 1 "$pgreal/postmaster.pid")
-  total=$(ticks_of "$pm" all)
-  for child in $(pgrep -P "$pm"); do total=$((total + $(ticks_of "$child"))); done
-  echo "$total"
+tree_ticks() {
+  local kids=() child
+  ticks_sum=0
+  ticks "$1" all
+  { read -r -a kids <"/proc/$1/task/$1/children"; } 2>/dev/null || true
+  for child in "${kids[@]}"; do ticks "$child"; done
 }
+ticks_of() { ticks_sum=0; ticks "$1"; echo "$ticks_sum"; }
 machine_ticks() { # busy total
   local _ user nice system idle iowait irq softirq steal
   read -r _ user nice system idle iowait irq softirq steal _ </proc/stat
@@ -138,6 +292,13 @@ machine_ticks() { # busy total
 }
 serialization_failures() { grep -c 'could not serialize access' "$pglog" || true; }
 db_errors() { grep -c ' ERROR: ' "$pglog" || true; }
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+tree_rss_kib() {
+  local total child
+  total=$(rss_kib "$1")
+  for child in $(pgrep -P "$1"); do total=$((total + $(rss_kib "$child"))); done
+  echo "$total"
+}
 
 # Runs the load command; its CPU (it and its children) lands in $work/client_ticks.
 run_client() {
@@ -145,127 +306,266 @@ run_client() {
     '"$@"; rc=$?; read -r -a f </proc/$$/stat; echo $((f[15] + f[16])) >"$CLIENT_TICKS"; exit $rc' bash "$@"
 }
 
-rows=()      # markdown table rows, in order
-plans=()     # per measurement: start state and the outcome statement's plan
-details=()   # per measurement: what came back
-
-# The plan of the gateway's outcome statement (ledger_store.cpp outcome_sql, a committed 201)
-# for the data and statistics as they are now; PostgreSQL plans libpqxx's unnamed statements
-# with their parameter values, as it plans these literals.
-outcome_plan() {
-  psql_q -c "EXPLAIN
-WITH o AS (UPDATE operations
-           SET state = 'succeeded', updated_ms = 0, committed_version = 1, response_status = 201,
-               response_headers = '[]'::jsonb, response_body = ''::bytea, response_sha256 = decode('', 'hex'),
-               response_length = 0
-           WHERE tenant = 'tenant-a' AND task = md5('seed-1') AND op_id = 'k'),
-     a AS (UPDATE operation_attempts SET outcome = 'succeeded', outcome_ms = 0, upstream_status = 201, detail = ''
-           WHERE tenant = 'tenant-a' AND task = md5('seed-1') AND op_id = 'k' AND attempt = 1)
-UPDATE task_ledger SET version = 1, open_op = NULL
-WHERE tenant = 'tenant-a' AND task = md5('seed-1')
-RETURNING version"
+# Tasks of one measurement (their names hold its run id) with an operation in flight or
+# unknown after it: what the load alone left held. The partial index operations_unresolved
+# covers exactly these states.
+held_tasks() {
+  psql_q -c "SELECT count(DISTINCT task) FROM operations
+             WHERE state IN ('in_flight', 'unknown') AND position('$1' IN task) > 0"
 }
-# How that plan finds the operation: "Index Scan using operations_pkey", ...
-outcome_lookup() { outcome_plan | grep -A1 'Update on operations' | tail -n 1 | sed 's/^ *-> *//; s/ on operations .*//'; }
 
-# measure ID WHAT -- command...: runs one measurement and samples the CPU, serialization
-# failures and errors around it. Sets last_out, cpu_cols and db_serial.
+# --- Measurements -----------------------------------------------------------------------------
+rows=()     # markdown table rows, in order
+details=()  # per measurement: what came back
+failures=0  # measurements whose client failed (reported, the run goes on)
+step=0
+db_kinds=2  # protected, claim
+total_steps=$(( ${#levels[@]} * (${#name_kinds[@]} * db_kinds * 2 + 3) + 2 + (quick == 0 ? 1 : 0) ))
+plotdata=$work/plot
+mkdir -p "$plotdata"
+
+# measure ID DB|HTTP LABEL -- command...: one measurement, with the CPU, serialization failures,
+# database errors and held tasks around it. Sets last_out, last_rc, cpu_cols, db_serial,
+# db_errors_other, held.
 measure() {
-  local id=$1 what=$2
-  shift 2
+  local id=$1 kind=$2 label=$3
+  shift 3
   [ "$1" = -- ] && shift
-  say "measuring $id: $what"
-  # Every measurement starts from the same state: operations a previous one left in flight
-  # (outcome never recorded) leave the partial index operations_unresolved, and statistics
-  # are fresh, as autovacuum keeps them on a running database.
-  leftover=$(psql_q -c "WITH u AS (UPDATE operations SET state = 'not_executed' WHERE state = 'in_flight' RETURNING 1)
-                        SELECT count(*) FROM u")
-  psql_q -c 'VACUUM ANALYZE'
-  plan_at_start=$(outcome_lookup)
-  outcome_plan >"$work/$id.plan"
-  psql_q -c CHECKPOINT
+  step=$((step + 1))
+  say "[$step/$total_steps] $label ($(( SECONDS - t0 )) s)"
+  # A fresh provider with one booking (bk_1) for the pass-through GETs.
   curl -sf -X POST "http://127.0.0.1:$ctlport/__test/reset" >/dev/null
-  sleep 1
-  local pg0 gw0 pv0 m0 sf0 er0 w0 pg1 gw1 pv1 m1 sf1 er1 w1
-  pg0=$(pg_ticks); gw0=$(ticks_of "$gateway_pid"); pv0=$(ticks_of "$provider_pid"); m0=$(machine_ticks)
-  sf0=$(serialization_failures); er0=$(db_errors); w0=$(date +%s.%N)
+  curl -sf -X POST -H 'Authorization: Bearer booking-secret' -H 'Content-Type: application/json' \
+    -d '{"slot":"bench-passthrough","customer":"bench"}' "http://127.0.0.1:$provport/bookings" >/dev/null
+  local pg0 gw0 pv0 ng0 m0 sf0 er0 w0 pg1 gw1 pv1 ng1 m1 sf1 er1 w1
+  tree_ticks "$pm_pid"; pg0=$ticks_sum; tree_ticks "$gateway_pid"; gw0=$ticks_sum
+  tree_ticks "$provider_pid"; pv0=$ticks_sum; tree_ticks "$nginx_pid"; ng0=$ticks_sum
+  m0=$(machine_ticks); sf0=$(serialization_failures); er0=$(db_errors); w0=$(date +%s.%N)
   last_out=$logs/$id.out
-  run_client "$@" >"$last_out" 2>&1 || { cat "$last_out" >&2; die "$id failed"; }
+  last_rc=0
+  run_client "$@" >"$last_out" 2>&1 || last_rc=$?
   w1=$(date +%s.%N)
-  pg1=$(pg_ticks); gw1=$(ticks_of "$gateway_pid"); pv1=$(ticks_of "$provider_pid"); m1=$(machine_ticks)
-  sf1=$(serialization_failures); er1=$(db_errors)
-  inflight_after=$(psql_q -c "SELECT count(*) FROM operations WHERE state = 'in_flight'")
-  plans+=("| $id | $leftover | $plan_at_start | $inflight_after |")
-  local cl; cl=$(cat "$work/client_ticks")
+  tree_ticks "$pm_pid"; pg1=$ticks_sum; tree_ticks "$gateway_pid"; gw1=$ticks_sum
+  tree_ticks "$provider_pid"; pv1=$ticks_sum; tree_ticks "$nginx_pid"; ng1=$ticks_sum
+  m1=$(machine_ticks); sf1=$(serialization_failures); er1=$(db_errors)
+  if [ "$last_rc" -ne 0 ]; then
+    failures=$((failures + 1))
+    say "$id: the client exited with $last_rc (output: $last_out)"
+    tail -n 5 "$last_out" >&2
+  fi
+  held=-
+  [ "$kind" != DB ] || held=$(held_tasks "$id")
+  local cl; cl=$(cat "$work/client_ticks" 2>/dev/null || echo 0)
   # CPU as % of one core over the measurement (the machine has $(nproc) cores: 100% each).
-  cpu=$(awk -v hz="$hz" -v w="$(awk -v a="$w0" -v b="$w1" 'BEGIN{print b-a}')" \
-    -v pg=$((pg1 - pg0)) -v gw=$((gw1 - gw0)) -v pv=$((pv1 - pv0)) -v cl="$cl" \
+  cpu_cols=$(awk -v hz="$hz" -v w="$(awk -v a="$w0" -v b="$w1" 'BEGIN{print b-a}')" \
+    -v pg=$((pg1 - pg0)) -v gw=$((gw1 - gw0)) -v pv=$((pv1 - pv0)) -v ng=$((ng1 - ng0)) -v cl="$cl" \
     -v mb="$(( ${m1% *} - ${m0% *} ))" -v mt="$(( ${m1#* } - ${m0#* } ))" -v n="$(nproc)" 'BEGIN {
-      f = 100 / (hz * w); other = mb - pg - gw - pv - cl; if (other < 0) other = 0
-      printf "%.0f | %.0f | %.0f | %.0f | %.0f | %.0f", pg * f, gw * f, pv * f, cl * f, other * f, (mt - mb) * 100 * n / mt
+      f = 100 / (hz * w); other = mb - pg - gw - pv - ng - cl; if (other < 0) other = 0
+      printf "%.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f", pg * f, gw * f, pv * f, ng * f, cl * f, other * f, (mt - mb) * 100 * n / mt
     }')
   db_serial=$((sf1 - sf0))
   db_errors_other=$((er1 - er0 - db_serial))
-  cpu_cols=$cpu
 }
 
-# Percentiles (ms) of pgbench's per-transaction log: successful transactions only, as
-# gateway-load reports its ok replies.
-pgbench_percentiles() {
-  awk '$3 ~ /^[0-9]+$/ { print $3 }' "$@" | sort -n | awk '
-    { v[NR] = $1 }
+# The measured window of pgbench's per-transaction logs: pgbench runs WARMUP + DURATION
+# seconds, plus 1.5 times the time its clients take to connect and one more per 250 clients (every new backend loads its catalog caches and
+# prepares its statements first: at 1,000 clients that takes seconds; the gateway's pool is
+# warm, and gateway-load does not count its first WARMUP seconds either), and only the script
+# runs that completed in the last DURATION seconds count (fewer, if the log spans less: then
+# the rate is over what it spans, and the details say so). Prints
+# "ok_per_s p50 p90 p99 p99.9 failed retries"; latencies (ms) of successful runs only, retries
+# included, as gateway-load reports its ok replies. Log line: client tx time script epoch us
+# [retries]; time is "failed"/"serialization"/"deadlock" for a run that failed every try.
+pgbench_window() {
+  cat "$@" | awk -v d="$duration" '
+    { t[NR] = $5 + $6 / 1e6; lat[NR] = $3; r[NR] = (NF >= 7 ? $NF : 0); if (t[NR] > end) end = t[NR]; if (first == 0 || t[NR] < first) first = t[NR] }
     END {
-      if (NR == 0) { print "- | - | -"; exit }
-      split("0.50 0.90 0.99", p, " ")
-      for (i = 1; i <= 3; i++) { r = int(p[i] * NR); if (r < p[i] * NR) r++; if (r < 1) r = 1; out = out sprintf("%s%.2f", (i > 1 ? " | " : ""), v[r] / 1000) }
-      print out
+      span = end - first; if (span > d) span = d
+      if (span <= 0) span = d
+      for (i = 1; i <= NR; i++) {
+        if (t[i] <= end - d) continue
+        retries += r[i]
+        if (lat[i] ~ /^[0-9]+$/) print "ok", lat[i]; else failed++
+      }
+      print "zz", failed + 0, retries + 0, span
+    }' | sort -k1,1 -k2,2n | awk '
+    $1 == "ok" { v[++n] = $2 }
+    $1 == "zz" {
+      out = sprintf("%.0f", n / $4)
+      split("0.50 0.90 0.99 0.999", p, " ")
+      for (i = 1; i <= 4; i++) {
+        if (n == 0) { out = out " -"; continue }
+        k = int(p[i] * n); if (k < p[i] * n) k++; if (k < 1) k = 1
+        out = out sprintf(" %.2f", v[k] / 1000)
+      }
+      print out, $2, $3, $4
     }'
 }
 
-pgbench_phase() {
-  local id=$1 what=$2 script=$3 nclients=$4
+# plot_point SERIES CONCURRENCY OK_PER_S P99_MS
+plot_point() { echo "$2 $3 $4" >>"$plotdata/$1.dat"; }
+
+# naive_phase ID LABEL SCRIPT CLIENTS NAMES SERIES
+naive_phase() {
+  local id=$1 label=$2 script=$3 n=$4 names=$5 series=$6 random=0 threads=2
+  [ "$names" = random ] && random=1
+  [ "$n" -ge 2 ] || threads=1
   rm -f "$work/$id".*
-  psql_q -v prefix="$id" -v clients="$nclients" -f bench/pgbench_tasks.sql
-  measure "$id" "$what" -- \
+  if [ "$script" = bench/naive_protected.sql ]; then
+    psql_q -v run="$id" -v random="$random" -v clients="$n" -f bench/naive_tasks.sql
+  fi
+  measure "$id" DB "$label" -- \
     env PGOPTIONS='-c default_transaction_isolation=serializable' \
-    pgbench -h 127.0.0.1 -p "$pgport" -U postgres -n -M extended -c "$nclients" -j 2 -T "$duration" \
-    --max-tries=1 --failures-detailed -D prefix="$id" -l --log-prefix="$work/$id" -f "$script" postgres
-  local tps failed lat
-  tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$last_out")
-  failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$last_out")
-  lat=$(pgbench_percentiles "$work/$id".*)
-  rows+=("| $id | $what | $nclients | $nclients | $(printf '%.0f' "$tps") | $lat | $failed failed | $db_serial | $cpu_cols |")
-  details+=("### $id: $what" "" '```' "$(grep -E '^(number of|latency|tps|maximum number of tries)' "$last_out")"
+    pgbench -h 127.0.0.1 -p "$pgport" -U postgres -n -M prepared -c "$n" -j "$threads" \
+    -T $((duration + warmup + n / 250 + 1 + 3 * n * conn_ms_per_100 / 200000)) \
+    --max-tries="$max_tries" --failures-detailed -D run="$id" -D random="$random" -D k=0 -D clients="$n" \
+    -D realm="$realm" -l --log-prefix="$work/$id" -f "$script" postgres
+  local w tps p50 p90 p99 p999 failed retried span
+  w=$(pgbench_window "$work/$id".* 2>/dev/null || echo "0 - - - - ? ? 0")
+  read -r tps p50 p90 p99 p999 failed retried span <<<"$w"
+  local errs="$failed failed after $max_tries tries, $retried retries"
+  if [ -z "$span" ] || awk -v s="${span:-0}" -v d="$duration" 'BEGIN { exit !(s < d - 0.5) }'; then
+    errs="$errs; measured over ${span:-0} s only"
+  fi
+  local aborted
+  aborted=$(grep -c 'aborted in command' "$last_out" || true)
+  [ "$aborted" -eq 0 ] || errs="$errs; $aborted clients aborted ($(grep -m1 -o 'ERROR: .*' "$last_out" | tr '|' '/'))"
+  [ "$last_rc" -eq 0 ] || errs="$errs; pgbench exited $last_rc"
+  rows+=("| $id | $label | $n | $tps | $p50 | $p90 | $p99 | $p999 | $errs | $db_serial | $held | $cpu_cols |")
+  details+=("### $id: $label" "" "pgbench's own summary (the whole run, warm-up included, connection time excluded):" ""
+            '```' "$(awk '/^(number of|latency|tps|maximum number of tries|total number|initial connection|pgbench: error)/ && n++ < 20' "$last_out")"
             "other database errors in the log: $db_errors_other" '```' "")
+  plot_point "$series" "$n" "$tps" "$p99"
 }
 
+# load_phase ID KIND LABEL SERIES gateway-load-args...
 load_phase() {
-  local id=$1 what=$2 mode=$3 port=$4 dbconns=$5
-  measure "$id" "$what" -- \
-    "$bin/gateway-load" --mode "$mode" --port "$port" --clients "$clients" --duration "$duration" \
-    --json "$work/$id.json"
+  local id=$1 kind=$2 label=$3 series=$4
+  shift 4
+  local n
+  n=$(echo "$*" | sed -n 's/.*--clients \([0-9]*\).*/\1/p')
+  measure "$id" "$kind" "$label" -- "$bin/gateway-load" --threads "$load_threads" --duration "$duration" --warmup "$warmup" \
+    --run-id "$id" --json "$work/$id.json" "$@"
   local j=$work/$id.json
-  rows+=("| $id | $what | $clients | $dbconns | $(jq -r '.ok_per_s | round' "$j") | $(jq -r '"\(.p50_ms) \(.p90_ms) \(.p99_ms)"' "$j" | awk '{ printf "%.2f | %.2f | %.2f", $1, $2, $3 }') | $(jq -r '.errors' "$j") | $db_serial | $cpu_cols |")
-  details+=("### $id: $what" "" '```' "$(cat "$last_out")" "other database errors in the log: $db_errors_other" '```' "")
+  if [ "$last_rc" -ne 0 ] || [ ! -s "$j" ]; then
+    rows+=("| $id | $label | $n | - | - | - | - | - | gateway-load exited $last_rc: $(tail -n 1 "$last_out" | tr '|' '/') | $db_serial | $held | $cpu_cols |")
+  else
+    local errs
+    errs=$(jq -r '[.not_ok | to_entries[] | "\(.value)× \(.key)"] + [.setup_refusals | to_entries[] | "setup: \(.value)× \(.key)"] | if length == 0 then "0" else join(", ") end' "$j" | tr '|' '/')
+    rows+=("| $id | $label | $n | $(jq -r '.ok_per_s | round' "$j") | $(jq -r '[.p50_ms, .p90_ms, .p99_ms, .p999_ms] | map(. * 100 | round / 100 | tostring) | join(" | ")' "$j") | $errs | $db_serial | $held | $cpu_cols |")
+    plot_point "$series" "$n" "$(jq -r '.ok_per_s | round' "$j")" "$(jq -r '.p99_ms' "$j")"
+  fi
+  details+=("### $id: $label" "" '```' "$(cat "$last_out")" "other database errors in the log: $db_errors_other" '```' "")
 }
 
 loadavg_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
-pgbench_phase A1 "pgbench: admission transaction" bench/pgbench_admission.sql "$pg_clients"
-pgbench_phase A2 "pgbench: admission + outcome transactions" bench/pgbench_protected.sql "$pg_clients"
-pgbench_phase A3 "pgbench: admission + outcome (TOOLCHAIN.md reference concurrency)" bench/pgbench_protected.sql "$pg_clients_ref"
-load_phase B "gateway: protected booking POST (admission, forward, outcome)" protected "$gwport" "$pool"
-load_phase C "direct: the same booking POST to the provider" direct "$provport" 0
-pgbench_phase D1 "pgbench: claim transaction" bench/pgbench_claim.sql "$pg_clients"
-load_phase D2 "gateway: claim of a fresh task" claim "$gwport" "$pool"
+short() { [ "$1" = sequential ] && echo seq || echo rnd; }
+for names in "${name_kinds[@]}"; do
+  s=$(short "$names")
+  for c in "${levels[@]}"; do
+    load_phase "P-$s-$c-gw" DB "protected $names $c agents: gateway" "protected-$s-gateway" \
+      --mode protected --names "$names" --port "$gwport" --clients "$c"
+    naive_phase "P-$s-$c-sql" "protected $names $c clients: naive SQL" bench/naive_protected.sql "$c" "$names" "protected-$s-naive"
+  done
+  for c in "${levels[@]}"; do
+    load_phase "C-$s-$c-gw" DB "claim $names $c agents: gateway" "claim-$s-gateway" \
+      --mode claim --names "$names" --port "$gwport" --clients "$c"
+    naive_phase "C-$s-$c-sql" "claim $names $c clients: naive SQL" bench/naive_claim.sql "$c" "$names" "claim-$s-naive"
+  done
+done
+for c in "${levels[@]}"; do
+  load_phase "G-$c-gw" HTTP "GET pass-through $c agents: gateway" passthrough-gateway \
+    --mode passthrough --task "$passthrough_task" --port "$gwport" --clients "$c"
+  load_phase "G-$c-nginx" HTTP "GET pass-through $c agents: nginx" passthrough-nginx \
+    --mode get --url "http://127.0.0.1:$nginxport$passthrough_path" --bearer dev-agent-token-a --clients "$c"
+  load_phase "G-$c-provider" HTTP "GET $c agents: the provider directly" passthrough-provider \
+    --mode get --url "http://127.0.0.1:$provport/bookings/bk_1" --bearer booking-secret --clients "$c"
+done
+if [ "$quick" = 0 ]; then
+  load_phase "D-64-provider" HTTP "booking POST 64 agents: the provider directly (the upstream's own cost)" direct \
+    --mode direct --port "$provport" --clients 64
+fi
 
+# --- Idle keep-alive connections: memory per connection --------------------------------------
+# idle_memory ID LABEL PID URL: opens $idle_n connections (one GET each), reads the server's RSS
+# (with its children) while they are held, then lets them go.
+idle_rows=()
+idle_memory() {
+  local id=$1 label=$2 pid=$3 url=$4 before after opened still
+  step=$((step + 1))
+  say "[$step/$total_steps] $label: $idle_n idle connections ($(( SECONDS - t0 )) s)"
+  before=$(tree_rss_kib "$pid")
+  "$bin/gateway-load" --mode idle --url "$url" --clients "$idle_n" --duration 120 --timeout-ms 20000 \
+    --json "$work/$id.json" >"$logs/$id.out" 2>&1 &
+  idle_pid=$!
+  for _ in $(seq 1 600); do
+    grep -q '^idle: .* open' "$logs/$id.out" && break
+    kill -0 "$idle_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  after=$(tree_rss_kib "$pid")
+  kill -TERM "$idle_pid" 2>/dev/null || true
+  wait "$idle_pid" || true
+  idle_pid=
+  opened=$(jq -r '.opened // 0' "$work/$id.json" 2>/dev/null || echo 0)
+  still=$(jq -r '.still_open // 0' "$work/$id.json" 2>/dev/null || echo 0)
+  idle_rows+=("| $label | $opened of $idle_n | $still | $((before / 1024)) | $((after / 1024)) | $(awk -v a="$after" -v b="$before" -v n="$opened" 'BEGIN { if (n > 0) printf "%.1f", (a - b) / n; else print "-" }') |")
+  details+=("### $id: $label, $idle_n idle connections" "" '```' "$(cat "$logs/$id.out")" '```' "")
+}
+idle_memory I-gw "gateway (GET /healthz, then idle)" "$gateway_pid" "http://127.0.0.1:$gwport/healthz"
+idle_memory I-nginx "nginx, $io_threads workers (GET /healthz, then idle)" "$nginx_pid" "http://127.0.0.1:$nginxport/healthz"
+
+# --- The plot -------------------------------------------------------------------------------
+plot_ok=no
+{
+  echo "set terminal pngcairo size 1400,1500 font ',10'"
+  echo "set output '$plot'"
+  echo "set multiplot layout 3,2 title 'bench/run.sh $( [ "$quick" = 1 ] && echo '--quick ')($started_at, $(nproc) cores, shared by load generator, gateway, provider, PostgreSQL, nginx)'"
+  echo "set logscale x 2; set grid; set key top left; set xlabel 'agents (clients)'; set xrange [0.7:$max_level * 1.4]"
+  echo "set xtics (${levels[*]/%/,})" | sed 's/,)/)/; s/ *, */, /g'
+  panel() { # title ylabel logy series:label...
+    local title=$1 ylabel=$2 col=$3 sep=''
+    shift 3
+    echo "set title '$title'; set ylabel '$ylabel'"
+    if [ "$col" = 3 ]; then echo "set logscale y"; else echo "unset logscale y"; echo "set yrange [0:*]"; fi
+    printf 'plot '
+    for pair in "$@"; do
+      local datafile=$plotdata/${pair%%:*}.dat
+      [ -s "$datafile" ] || continue
+      printf "%s'%s' using 1:%s with linespoints lw 2 title '%s'" "$sep" "$datafile" "$col" "${pair#*:}"
+      sep=', '
+    done
+    echo
+  }
+  for kind in protected claim; do
+    for col in 2 3; do
+      [ "$col" = 2 ] && y='successful requests/s' || y='p99 latency, ms (log)'
+      panel "$kind: $([ "$col" = 2 ] && echo throughput || echo p99)" "$y" "$col" \
+        "$kind-seq-gateway:gateway, sequential names" "$kind-seq-naive:naive SQL, sequential names" \
+        "$kind-rnd-gateway:gateway, random names" "$kind-rnd-naive:naive SQL, random names"
+    done
+  done
+  for col in 2 3; do
+    [ "$col" = 2 ] && y='successful requests/s' || y='p99 latency, ms (log)'
+    panel "GET pass-through: $([ "$col" = 2 ] && echo throughput || echo p99)" "$y" "$col" \
+      "passthrough-gateway:gateway" "passthrough-nginx:nginx (keep-alive proxy)" "passthrough-provider:provider directly"
+  done
+  echo "unset multiplot"
+} >"$work/plot.gp"
+cp "$work/plot.gp" "$logs/plot.gp"
+if gnuplot "$work/plot.gp" 2>"$logs/gnuplot.log"; then plot_ok=yes; else say "gnuplot failed (log: $logs/gnuplot.log)"; fi
+
+# --- The report -----------------------------------------------------------------------------
 metrics=$(curl -sf "http://127.0.0.1:$gwport/metrics" | grep -E '^gateway_(replies_total|events_total)' || true)
 pg_settings=$(psql_q -F ' = ' -c "SELECT name, setting FROM pg_settings WHERE name IN
-  ('fsync','synchronous_commit','full_page_writes','wal_sync_method','shared_buffers','max_pred_locks_per_transaction','max_pred_locks_per_page','max_pred_locks_per_relation') ORDER BY name")
+  ('fsync','synchronous_commit','full_page_writes','wal_sync_method','shared_buffers','max_connections','max_pred_locks_per_transaction','max_pred_locks_per_page','max_pred_locks_per_relation') ORDER BY name")
 pg_version=$(psql_q -c 'SHOW server_version')
+nginx_version=$(/usr/sbin/nginx -v 2>&1 | sed 's/^nginx version: //')
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/release/CMakeCache.txt)
-commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- gateway adapters schema 2>/dev/null || echo " (gateway/, adapters/ or schema/ modified in the working tree)")
+commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- gateway adapters schema bench 2>/dev/null || echo " (gateway/, adapters/, schema/ or bench/ modified in the working tree)")
 total_s=$((SECONDS - t0))
+relplot=$(basename -- "$plot")
 
 {
   echo "# Benchmark results"
@@ -282,60 +582,73 @@ total_s=$((SECONDS - t0))
   echo "| PostgreSQL | $pg_version, private cluster on 127.0.0.1, durable defaults: $(echo "$pg_settings" | tr '\n' ',' | sed 's/,$//; s/,/, /g') |"
   echo "| build | build/release, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1) |"
   echo "| commit | $commit |"
-  echo "| gateway | pool_size $pool, io_threads 2, booking provider max_connections 32 (config: build/bench-logs/gateway.json) |"
+  echo "| gateway | pool_size $pool, io_threads $io_threads, booking provider max_connections $provider_conns (config: build/bench-logs/gateway.json) |"
+  echo "| nginx | $nginx_version, worker_processes $io_threads, upstream keepalive 64, proxy_http_version 1.1, Connection \"\", access_log off |"
+  echo "| load generator | gateway-load (bench/load.cpp): Asio coroutines on $load_threads thread(s), one keep-alive connection per agent; pgbench -M prepared -j 2, SERIALIZABLE, --max-tries=$max_tries |"
   echo "| data | seeded before the first measurement with $seed_tasks finished tasks x $seed_ops committed operations (bench/pgbench_seed.sql, ${seed_s} s); every measurement adds to it |"
-  echo "| duration | $duration s per measurement; whole script ${total_s} s (build ${build_s} s) |"
+  echo "| duration | $duration s per point; whole script ${total_s} s (build ${build_s} s) |"
   echo
-  echo "Load generator, gateway, demo provider and PostgreSQL all share these $(nproc) cores: every"
-  echo "figure is the whole stack on one small box, not the capacity of one component. The CPU"
-  echo "columns show where the time went (% of one core; $(nproc)00% = the whole machine); **other** is"
-  echo "everything else running on the machine during the measurement, **idle** includes I/O wait."
+  echo "![throughput and p99 against concurrency]($relplot)"
   echo
-  echo "| id | what | clients | DB conns | ok/s | p50 ms | p90 ms | p99 ms | errors | DB serialization failures | CPU postgres | gateway | provider | load gen | other | idle |"
-  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  echo "Load generator, gateway, demo provider, nginx and PostgreSQL all share these $(nproc) cores:"
+  echo "every figure is the whole stack on one small box, not the capacity of one component. The"
+  echo "CPU columns show where the time went (% of one core; $(nproc)00% = the whole machine); **other**"
+  echo "is everything else running on the machine during the measurement, **idle** includes I/O wait."
+  echo
+  echo "| id | what | agents / clients | ok/s | p50 ms | p90 ms | p99 ms | p99.9 ms | not ok (non-2xx by status and Gateway-Status; pgbench: failed) | serialization failures (PostgreSQL log) | held tasks left | CPU postgres | gateway | provider | nginx | load gen | other | idle |"
+  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
   printf '%s\n' "${rows[@]}"
+  echo
+  echo "Idle keep-alive connections (each served one GET, then held): resident memory of the server"
+  echo "process (nginx: master and workers) before they were opened and while they were held."
+  echo
+  echo "| server | connections open | still answering after the hold | RSS before, MiB | RSS held, MiB | KiB per idle connection |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+  printf '%s\n' "${idle_rows[@]}"
   echo
   echo "How to read it:"
   echo
-  echo "- B (a protected request through the gateway) is compared with A1/A2 (the same database"
-  echo "  statements from pgbench at the gateway's database concurrency, POOL=$pool) and with C (the"
-  echo "  provider alone). A3 repeats A2 at the concurrency of the TOOLCHAIN.md baseline. D2 is"
-  echo "  compared with D1. The outcome statement finds its operation by primary key only; its"
-  echo "  plan is in the details (an earlier version with a condition on state scanned the partial"
-  echo "  index operations_unresolved and made most admissions fail serialization)."
-  echo "- ok/s counts successful requests only (gateway: 201 committed or 200 granted; pgbench:"
-  echo "  committed scripts). Latencies are of successful requests. **errors** are every other reply"
-  echo "  (gateway-load) or failed transactions (pgbench runs with --max-tries=1, so each"
-  echo "  serialization failure is one failed transaction; the client goes on with a new one)."
-  echo "- **DB serialization failures** counts 'could not serialize access' in the PostgreSQL log"
-  echo "  during the measurement: for the gateway these are the retries its SERIALIZABLE loop"
-  echo "  absorbed (up to 8 attempts with jittered backoff) plus those it gave up on."
-  echo "- Task names and keys are random in both (gateway-load: random hex; pgbench: md5 and random"
-  echo "  numbers), and every measurement starts on fresh tasks of its own."
-  echo "- pgbench latency is one script run (A2: both transactions), measured by pgbench itself on"
-  echo "  its own connection; gateway latency is the HTTP round trip including queueing for one of"
-  echo "  the $pool database workers."
+  echo "- Ids: P = protected mutation, C = claim, G = GET pass-through, D = the provider's own POST,"
+  echo "  I = idle connections; seq/rnd = sequential or random task names; the number is the agents"
+  echo "  (the gateway's HTTP clients) or pgbench's clients, which are the same: the naive SQL runs at"
+  echo "  the gateway's agent count, not at its pool size ($pool database connections)."
+  echo "- **Naive SQL** is what a careful client library would run on the gateway's own schema"
+  echo "  instead of calling the gateway (bench/naive_protected.sql, bench/naive_claim.sql): the"
+  echo "  same rows, one statement per round trip, SERIALIZABLE, pgbench -M prepared, a"
+  echo "  serialization failure retried up to $max_tries tries (as the gateway's loop). It neither"
+  echo "  forwards anything nor records a response body from a provider: it is the database's side of"
+  echo "  the work only, and the bar the gateway is measured against."
+  echo "- **Sequential names** (trip-<run>-1, trip-<run>-2, …, keys trip-<run>-1-op-1, …) are what real"
+  echo "  callers send and the worst case for SERIALIZABLE: neighbouring keys share a B-tree leaf page,"
+  echo "  and PostgreSQL's predicate locks are per page. **Random names** start with 16 random hex"
+  echo "  digits, as UUIDs would."
+  echo "- ok/s counts successful requests only (gateway: 201 committed or 200 granted; nginx and the"
+  echo "  provider: 2xx; pgbench: committed script runs, both transactions for a protected"
+  echo "  mutation). Latencies are of successful requests, retries included. **not ok** lists every"
+  echo "  other reply by HTTP status and Gateway-Status code (\"io: …\" is a connection error); for"
+  echo "  pgbench, the script runs that still failed after $max_tries tries, and the retries."
+  echo "- **serialization failures** counts 'could not serialize access' in the PostgreSQL log during"
+  echo "  the measurement: the retries the gateway's SERIALIZABLE loop (or pgbench) absorbed plus"
+  echo "  those it gave up on."
+  echo "- **held tasks left**: tasks of that measurement with an operation still in_flight or"
+  echo "  unknown after it, i.e. blocked until reconciled, from load alone."
+  echo "- Protected agents each claim one task before the clock starts (naive SQL: the same tasks are"
+  echo "  inserted beforehand) and, after anything but a commit, go on with a freshly claimed one."
+  echo "  Claims each take a fresh task. Pass-through GETs read one booking"
+  echo "  (\`GET $passthrough_path\`, the agent token only, no grant) through the gateway, through"
+  echo "  nginx under the same path (it injects the provider credential, as the gateway does), and"
+  echo "  at /bookings/bk_1 on the provider itself."
+  echo "- Idle memory: nginx allocates its whole connection table when it starts (worker_connections"
+  echo "  is sized for this run), so its cost per connection is already in \"RSS before\"; the column is"
+  echo "  what holding the connections added. The gateway allocates per connection."
+  echo "- pgbench connects its clients before it starts (100 connections took ${conn_ms_per_100} ms"
+  echo "  here, measured at the start); the gateway's pool is connected already. Neither the"
+  echo "  connection time nor the first $warmup s of load (cold backends, first claims) is counted."
+  echo "- The machine may be shared: compare figures within one run, not across runs."
   echo
   echo "## Details"
   echo
   printf '%s\n' "${details[@]}"
-  echo "### The outcome statement's plan"
-  echo
-  echo "Before each measurement: operations left in flight by the previous one (their outcome was"
-  echo "never recorded; set to not_executed so that every measurement starts alike), then VACUUM"
-  echo "ANALYZE, then how the plan of the gateway's outcome statement finds the operation; after it,"
-  echo "the operations it left in flight."
-  echo
-  echo "| id | left in flight before | outcome UPDATE finds the operation by | left in flight after |"
-  echo "| --- | ---: | --- | ---: |"
-  printf '%s\n' "${plans[@]}"
-  echo
-  echo "The whole plan before B:"
-  echo
-  echo '```'
-  cat "$work/B.plan"
-  echo '```'
-  echo
   echo "### Gateway counters at the end (/metrics)"
   echo
   echo '```'
@@ -343,5 +656,5 @@ total_s=$((SECONDS - t0))
   echo '```'
 } >"$results"
 
-say "wrote $results (${total_s} s)"
-cat "$results"
+say "wrote $results and $([ "$plot_ok" = yes ] && echo "$plot" || echo "no plot") (${total_s} s, $failures measurement(s) whose client failed)"
+[ "$plot_ok" = yes ] || exit 1

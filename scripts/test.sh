@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # THE test command: scripts/test.sh [release|asan|all]   (default: all)
 # Builds the tree(s), checks the container files (scripts/check-container.py), starts a private
-# PostgreSQL in build/test-pg on a free port, runs ctest in each tree, stops PostgreSQL, runs
-# every fuzz harness for 10 s (scripts/fuzz.sh), and exits non-zero if any tree, harness or
-# check failed.
+# PostgreSQL in build/test-pg on a free port, runs ctest in each tree, stops PostgreSQL, runs the
+# benchmark's --quick smoke (release tree; it only has to complete and write
+# build/bench-quick/results.md), runs every fuzz harness for 10 s (scripts/fuzz.sh), and exits
+# non-zero if any tree, check, the smoke or a harness failed.
 #
 # Tests find their environment in:
 #   GATEWAY_TEST_PG         libpq connection string of the shared test PostgreSQL
@@ -98,6 +99,24 @@ fi
 # Stop now rather than in the trap so the summary is the last thing printed.
 scripts/pg.sh stop "$pgdir"
 
+# The benchmark's smoke (bench/run.sh --quick, release tree): it completes and writes its
+# results and plot to build/bench-quick/ (never bench/results.md). No speed is asserted here or
+# anywhere in the tests: the figures are for reading, on a quiet machine.
+bench_line="not run (no release tree)"
+if [[ " ${trees[*]} " == *" release "* ]]; then
+  echo "== benchmark smoke: bench/run.sh --quick"
+  bench_results=$repo/build/bench-quick/results.md
+  rm -f "$bench_results" "${bench_results%.md}.png"
+  bench_rc=0
+  bench/run.sh --quick || bench_rc=$?
+  if [ "$bench_rc" -eq 0 ] && grep -q '^| P-seq-1-gw ' "$bench_results" && [ -s "${bench_results%.md}.png" ]; then
+    bench_line="completed, wrote build/bench-quick/results.md and results.png"
+  else
+    bench_line="FAILED (bench/run.sh --quick exit $bench_rc; logs in build/bench-logs/)"
+    failed=1
+  fi
+fi
+
 # A short run of every fuzz harness (docs/fuzzing.md); a crash fails the run like a failed test.
 echo "== fuzz build/fuzz (scripts/fuzz.sh 10)"
 fuzz_rc=0
@@ -112,5 +131,6 @@ echo "test.sh summary [container]: check-container.py exit $container_rc"
 for tree in "${trees[@]}"; do
   echo "test.sh summary [$tree]: ${result[$tree]}"
 done
+echo "test.sh summary [bench]: $bench_line"
 echo "test.sh summary [fuzz]: ${fuzz_line:-no fuzz summary} (fuzz.sh exit $fuzz_rc)"
 exit "$failed"
