@@ -7,6 +7,9 @@
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <sys/socket.h>
+
+#include <cerrno>
 
 namespace gw::upstream::detail {
 
@@ -113,19 +116,15 @@ void connection::on_deadline() {
 bool connection::peer_closed() {
   auto& socket = transport_.socket();
   if (!socket.is_open()) return true;
-  error_code ec;
   // Bytes waiting on an idle HTTP/1.1 connection are never good news: a 408,
-  // a TLS close_notify, or garbage. Any of them makes it unusable.
-  if (socket.available(ec) > 0 || ec) return true;
-  socket.non_blocking(true, ec);
-  if (ec) return true;
+  // a TLS close_notify, or garbage. Any of them makes it unusable. One
+  // non-blocking peek answers it; toggling the socket's blocking mode around
+  // a peek cost four more system calls on every reused connection.
   char byte = 0;
-  socket.receive(net::buffer(&byte, 1), socket_type::message_peek, ec);
-  error_code ignored;
-  socket.non_blocking(false, ignored);
-  // would_block is the only answer of a live, quiet connection; EOF (FIN),
-  // a reset or a byte all mean "do not reuse".
-  return ec != net::error::would_block && ec != net::error::try_again;
+  const auto n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  // EAGAIN is the only answer of a live, quiet connection; EOF (0), a byte,
+  // or a reset all mean "do not reuse".
+  return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
 }
 
 void connection::close() {
