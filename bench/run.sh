@@ -167,9 +167,11 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 # --- PostgreSQL: durable defaults (fsync, synchronous_commit, full_page_writes all on) -------
-# Room for the naive SQL's clients (as many as the most agents), the gateway's pool and psql.
+# Room for the naive SQL's clients (as many as the most agents, and the 100 that time the
+# connection cost below), the gateway's pool and psql.
 scripts/pg.sh destroy "$pgdir"
-PG_EXTRA_OPTS="-c max_connections=$((max_level + pool + 20))" scripts/pg.sh start "$pgdir" "$pgport"
+pg_clients_max=$((max_level > 100 ? max_level : 100))
+PG_EXTRA_OPTS="-c max_connections=$((pg_clients_max + pool + 20))" scripts/pg.sh start "$pgdir" "$pgport"
 pgreal=$(readlink -f "$pgdir")
 pglog=$pgreal/postgres.log
 GATEWAY_DATABASE_URL=$(scripts/pg.sh url "$pgdir" "$pgport")
