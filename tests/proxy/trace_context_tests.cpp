@@ -85,9 +85,9 @@ TEST_CASE("trace context: an invalid traceparent is ignored and a new trace star
     ++version;
   }
   // A well-formed traceparent with an oversized tracestate: the trace goes on, the state does not.
-  std::string big = "k=" + std::string(250, 'v');
+  std::string big = "k=" + std::string(255, 'v');
   big += ",l=";
-  big += std::string(250, 'v');
+  big += std::string(255, 'v');
   big += ",m=vv";
   REQUIRE(big.size() > 512);
   w.key = "op-big";
