@@ -87,12 +87,13 @@ void App::log_request(const Call& call, const http::Response& reply, std::chrono
   if (!call.operation_id.empty()) line["operation"] = call.operation_id;
   if (call.attempt) line["attempt"] = *call.attempt;
   if (call.epoch) line["epoch"] = *call.epoch;
-  if (!call.provider.empty()) {
-    line["provider"] = call.provider;
+  if (!call.provider.empty()) line["provider"] = call.provider;
+  // Only for a request that was forwarded (a refused admission was not).
+  if (call.upstream_time.count() > 0) {
     line["upstream_ms"] = millis(call.upstream_time);
     line["provider_status"] = call.provider_status ? nlohmann::json(*call.provider_status) : nlohmann::json(nullptr);
+    line["span_id"] = call.span_id;
   }
-  if (!call.span_id.empty()) line["span_id"] = call.span_id;
   if (call.trace.parent_id) line["parent_span_id"] = *call.trace.parent_id;
   if (!call.error.empty()) line["error"] = call.error;
   logger.write(level, "request", std::move(line));

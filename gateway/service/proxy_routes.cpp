@@ -173,7 +173,6 @@ App::Reply App::proxy(Call& call) {
   const auto asked = std::chrono::steady_clock::now();
   auto admitted = co_await db(call).decide([&](Session& s) { return deps_.ledger.admit(s, admission); });
   deps_.metrics.observe_decision("admission", std::chrono::steady_clock::now() - asked);
-  call.attempt = admitted.attempt;
   switch (admitted.decision.action) {
     case Admission::reject:
       co_return refusal(admitted.decision.code);
@@ -185,6 +184,7 @@ App::Reply App::proxy(Call& call) {
   }
 
   // Committed: from here on the request may be sent, and only now.
+  call.attempt = admitted.attempt;
   const auto& id = token.identity;
   FenceHeaders fence{admitted.upstream_key, admitted.realm, id.epoch, id.owner};
   upstream.headers = to_upstream(upstream_headers(rq.headers, config, *credential, context, fence));

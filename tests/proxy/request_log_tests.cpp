@@ -100,6 +100,18 @@ TEST_CASE("log: a protected request's line has its fields and none of its token,
   CHECK(j["db_ms"].get<double>() > 0);
   CHECK(j["upstream_ms"].get<double>() > 0);
 
+  // Refused at admission: nothing was forwarded, so no upstream fields.
+  Write stale = w;
+  stale.key = "op-log-2";
+  stale.expected_version = 7;
+  REQUIRE(send(c, stale, {{"X-Request-Id", "req-log-2"}}).code() == "version_conflict");
+  auto refused_line = find_line(g, "request", "req-log-2");
+  REQUIRE(refused_line);
+  CHECK((*refused_line)["provider"] == "booking");
+  CHECK((*refused_line)["operation"] == "op-log-2");
+  for (const auto* field : {"upstream_ms", "provider_status", "span_id", "attempt"})
+    CHECK_MESSAGE(!refused_line->contains(field), std::string(field));
+
   // A refusal with a token in it (stale grant, other agent's token) too.
   auto refused = c.post_json(task_path("tenant-a", "task-log", "renew"), {{"grant_token", token + "x"}, {"lease_ms", 1000}},
                              agent_a);
