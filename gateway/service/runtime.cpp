@@ -142,6 +142,14 @@ struct Runtime::Impl {
         });
         metrics.count_sweep(true, swept.size());
         report_swept(swept, metrics);
+      } catch (const std::exception&) {
+        // The database is away: the next round tries again, and nothing was
+        // swept. Losing it is logged once, by the pool (database_lost).
+        metrics.count_event("sweep_failed");
+        metrics.count_sweep(false, 0);
+        continue;
+      }
+      try {
         // The held gauges, one READ COMMITTED count per round (GET /metrics
         // shows the last one and never waits for the database itself).
         const auto summary = co_await database->once([this](Session& s) { return held.summary(s); });
@@ -152,10 +160,7 @@ struct Runtime::Impl {
                                 1000.0});
         metrics.set_held(std::move(gauges));
       } catch (const std::exception&) {
-        // The database is away: the next round tries again, and nothing was
-        // swept. Losing it is logged once, by the pool (database_lost).
-        metrics.count_event("sweep_failed");
-        metrics.count_sweep(false, 0);
+        // The gauges keep the last count; the next round counts again.
       }
     }
   }
