@@ -11,6 +11,10 @@ RUN scripts/deps.sh build && rm -rf /var/lib/apt/lists/*
 COPY . .
 # 2 jobs by default: a Beast translation unit takes ~830 MB to compile.
 ARG BUILD_JOBS=2
+# .git is not in the build context: pass the commit for gateway_build_info
+# (docker build --build-arg GATEWAY_COMMIT=$(git rev-parse --short=12 HEAD) .); "unknown" otherwise.
+ARG GATEWAY_COMMIT=unknown
+ENV GATEWAY_COMMIT=${GATEWAY_COMMIT}
 # The same flags as scripts/build.sh's release tree: -O2, no debug info.
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" \
  && cmake --build /build -j"${BUILD_JOBS}" --target write-gateway demo-provider

@@ -492,6 +492,15 @@ Config parse_config(const std::string& text) {
     Object o(*l, "$.leases");
     o.millis("max_lease_ms", c.leases.max_lease, 1000, 315360000000);  // 1 s to 10 years
   }
+  if (auto l = root.get("log")) {
+    Object o(*l, "$.log");
+    if (auto v = o.get("level")) {
+      auto parsed = v->is_string() ? parse_log_level(v->get<std::string>()) : std::nullopt;
+      if (!parsed) fail(o.at("level"), "must be one of \"debug\", \"info\", \"warn\", \"error\"");
+      c.log.level = *parsed;
+    }
+    o.boolean("access", c.log.access);
+  }
   if (auto r = root.get("retention")) {
     Object o(*r, "$.retention");
     auto& p = c.retention;
@@ -535,6 +544,24 @@ Config parse_config(const std::string& text) {
     c.providers.push_back(std::move(p));
   });
   return c;
+}
+
+std::optional<LogLevel> parse_log_level(std::string_view name) {
+  if (name == "debug") return LogLevel::debug;
+  if (name == "info") return LogLevel::info;
+  if (name == "warn") return LogLevel::warn;
+  if (name == "error") return LogLevel::error;
+  return std::nullopt;
+}
+
+std::string_view name(LogLevel level) {
+  switch (level) {
+    case LogLevel::debug: return "debug";
+    case LogLevel::info: return "info";
+    case LogLevel::warn: return "warn";
+    case LogLevel::error: return "error";
+  }
+  return "info";
 }
 
 const std::string* ProviderConfig::credential_for(const std::string& tenant) const {

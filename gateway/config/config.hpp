@@ -28,6 +28,19 @@ struct ConfigError : std::runtime_error {
 
 using ms = std::chrono::milliseconds;
 
+// Log line levels, least to most severe.
+enum class LogLevel { debug, info, warn, error };
+std::optional<LogLevel> parse_log_level(std::string_view name);
+std::string_view name(LogLevel level);
+
+struct LogConfig {
+  LogLevel level = LogLevel::info;  // lines below this level are not written
+  // One line per request at info (probes at debug). Off, a request still
+  // leaves its line when it is warn or worse (unknown_outcome, authority
+  // unavailable, internal errors): those must never go unlogged.
+  bool access = true;
+};
+
 struct ListenConfig {
   std::string address = "127.0.0.1";
   std::uint16_t port = 8080;
@@ -178,6 +191,7 @@ struct Config {
   RecoveryConfig recovery;
   RetentionPolicy retention;
   LeaseConfig leases;
+  LogConfig log;
   std::vector<AgentToken> agents;
   std::vector<OperatorToken> operators;
   std::vector<ProviderConfig> providers;

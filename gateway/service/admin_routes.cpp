@@ -57,7 +57,7 @@ std::string why_held(const HeldOperation& op, std::int64_t now_ms) {
 App::Reply App::held_operations(Call& call) {
   require_operator(call);
   auto filter = held_filter(call.target.query);
-  auto page = co_await deps_.database.once([&](Session& session) { return deps_.held.list(session, filter); });
+  auto page = co_await db(call).once([&](Session& session) { return deps_.held.list(session, filter); });
   auto rows = nlohmann::json::array();
   for (const auto& op : page.operations)
     rows.push_back({{"tenant", op.scope.tenant},

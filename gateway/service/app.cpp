@@ -3,10 +3,10 @@
 #include "core/digest.hpp"
 #include "core/labels.hpp"
 #include "http/problem.hpp"
+#include "service/logger.hpp"
 #include "service/rejection.hpp"
+#include "service/request_log.hpp"
 #include "service/route_table.hpp"
-
-#include <iostream>
 
 namespace gw {
 
@@ -17,11 +17,29 @@ App::App(Deps deps)
                                                deps_.metrics, *deps_.upstream, providers_);
 }
 
+namespace {
+
+std::vector<std::string_view> all_headers(const http::Fields& headers, std::string_view name) {
+  std::vector<std::string_view> out;
+  for (const auto& [k, v] : headers)
+    if (http::iequals(k, name)) out.push_back(v);
+  return out;
+}
+
+double millis(std::chrono::nanoseconds d) {
+  // Microsecond resolution is plenty for a log line.
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(d).count()) / 1000.0;
+}
+
+}  // namespace
+
 App::Reply App::handle(http::Request request) {
   const auto started = std::chrono::steady_clock::now();
   Call call;
   auto id = request.header("X-Request-Id");
   call.request_id = id && is_label(*id) ? std::string(*id) : to_hex(random_bytes(12));
+  call.trace = continue_trace(all_headers(request.headers, "traceparent"), all_headers(request.headers, "tracestate"),
+                              to_hex(random_bytes(16)));
   call.request = std::move(request);
   std::optional<http::Response> reply;
   try {
@@ -32,27 +50,76 @@ App::Reply App::handle(http::Request request) {
   } catch (const Rejection& r) {
     reply = http::problem(r.code, r.what());
   } catch (const AuthorityUnavailable& e) {
-    std::cerr << "request " << call.request_id << ": authority unavailable: " << e.what() << std::endl;
+    call.error = e.what();
     deps_.metrics.count_event("authority_unavailable");
     reply = http::problem(Code::authority_unavailable, "the authority did not answer; nothing was forwarded");
   } catch (const std::exception& e) {
-    std::cerr << "request " << call.request_id << ": internal error: " << e.what() << std::endl;
+    call.error = e.what();
     reply = http::problem(Code::internal_error, "internal error; see the gateway log");
   }
   reply->set("X-Request-Id", call.request_id);
   // Provider replies passed through for unprotected methods carry no code.
   auto code = reply->header("Gateway-Status").value_or("passthrough");
-  deps_.metrics.count_reply(call.route, code, std::chrono::steady_clock::now() - started);
+  const auto took = std::chrono::steady_clock::now() - started;
+  deps_.metrics.count_reply(call.route, code, took);
+  log_request(call, *reply, took);
   co_return std::move(*reply);
 }
 
 void App::reload_tokens(const Config& config) { auth_.store(std::make_shared<const Authenticator>(config)); }
+
+void App::log_request(const Call& call, const http::Response& reply, std::chrono::nanoseconds took) const {
+  const std::string code(reply.header("Gateway-Status").value_or("passthrough"));
+  const auto level = request_line_level(call.route, code);
+  auto& logger = Logger::process();
+  if (!request_line_wanted(level, LogConfig{logger.level(), logger.access()})) return;
+  nlohmann::json line{{"request_id", call.request_id},
+                      {"trace_id", call.trace.trace_id},
+                      {"method", call.request.method},
+                      {"route", call.route},
+                      {"code", code},
+                      {"status", reply.status},
+                      {"duration_ms", millis(took)},
+                      {"db_ms", millis(call.db_time)}};
+  // The path's tenant and task, when they are labels (never raw bytes).
+  const auto& s = call.target.segments;
+  if (s.size() >= 5 && s[0] == "v1" && s[1] == "tenants" && is_label(s[2]) && is_label(s[4])) {
+    line["tenant"] = s[2];
+    line["task"] = s[4];
+  }
+  if (!call.operation_id.empty()) line["operation"] = call.operation_id;
+  if (call.attempt) line["attempt"] = *call.attempt;
+  if (call.epoch) line["epoch"] = *call.epoch;
+  if (!call.provider.empty()) line["provider"] = call.provider;
+  // Only for a request that was forwarded (a refused admission was not).
+  if (call.upstream_time.count() > 0) {
+    line["upstream_ms"] = millis(call.upstream_time);
+    line["provider_status"] = call.provider_status ? nlohmann::json(*call.provider_status) : nlohmann::json(nullptr);
+    line["span_id"] = call.span_id;
+  }
+  if (call.trace.parent_id) line["parent_span_id"] = *call.trace.parent_id;
+  if (!call.error.empty()) line["error"] = call.error;
+  logger.write(level, "request", std::move(line));
+}
+
+asio::awaitable<upstream::Result> App::forward(Call& call, const ProviderRoute& provider,
+                                               upstream::Request request) {
+  const auto started = std::chrono::steady_clock::now();
+  auto result = co_await exchange(*deps_.upstream, provider.endpoint, std::move(request));
+  const auto took = std::chrono::steady_clock::now() - started;
+  call.upstream_time += took;
+  if (result.response) call.provider_status = result.response->status;
+  deps_.metrics.observe_upstream(provider.config->name, took);
+  co_return result;
+}
 
 std::optional<http::Response> App::screen(const http::Request& head) {
   Call call;
   call.request = head;
   auto id = head.header("X-Request-Id");
   call.request_id = id && is_label(*id) ? std::string(*id) : to_hex(random_bytes(12));
+  call.trace = continue_trace(all_headers(head.headers, "traceparent"), all_headers(head.headers, "tracestate"),
+                              to_hex(random_bytes(16)));
   std::optional<http::Response> refusal;
   std::string_view allow;
   try {
@@ -86,7 +153,7 @@ std::optional<http::Response> App::screen(const http::Request& head) {
   } catch (const Rejection& r) {
     refusal = http::problem(r.code, r.what());
   } catch (const std::exception& e) {
-    std::cerr << "request " << call.request_id << ": internal error while screening: " << e.what() << std::endl;
+    call.error = e.what();
     refusal = http::problem(Code::internal_error, "internal error; see the gateway log");
   }
   if (refusal) {
@@ -94,6 +161,7 @@ std::optional<http::Response> App::screen(const http::Request& head) {
     refusal->set("X-Request-Id", call.request_id);
     deps_.metrics.count_reply(call.route, refusal->header("Gateway-Status").value_or("refused"),
                               std::chrono::steady_clock::duration::zero());
+    log_request(call, *refusal, std::chrono::nanoseconds(0));
   }
   return refusal;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "config/config.hpp"
+#include "core/trace_context.hpp"
 #include "http/message.hpp"
 #include "service/auth.hpp"
 #include "service/database.hpp"
@@ -79,6 +80,16 @@ class App {
     std::string route = "unmatched";
     std::string request_id;
     std::optional<Principal> principal;
+    TraceContext trace;
+    // What the route learned, for the request's log line (service/request_log.hpp).
+    // Never a token, a secret, a credential or a body.
+    std::string operation_id, provider;
+    std::optional<std::int64_t> epoch;
+    std::optional<int> attempt;
+    std::optional<unsigned> provider_status;
+    std::string span_id;  // the gateway's span, sent to the provider as parent-id
+    std::chrono::nanoseconds upstream_time{0}, db_time{0};
+    std::string error;  // why an authority_unavailable or internal_error, for the log only
   };
   using Reply = asio::awaitable<http::Response>;
 
@@ -94,6 +105,13 @@ class App {
   // The route of service/route_table.hpp for these segments, with its handler;
   // nullopt also for a gated route this gateway does not serve.
   std::optional<Route> route_for(const std::vector<std::string>& segments) const;
+
+  // The database, with the time spent added to the call's db_time.
+  TimedDatabase db(Call& call) { return TimedDatabase(deps_.database, call.db_time); }
+  // One forward to a provider: timed for the log and the metrics.
+  asio::awaitable<upstream::Result> forward(Call& call, const ProviderRoute& provider, upstream::Request request);
+  // The request's log line, when the config and its level want it.
+  void log_request(const Call& call, const http::Response& reply, std::chrono::nanoseconds took) const;
 
   const Principal& require_principal(Call& call);
   const Principal& require_agent_for(Call& call, const std::string& tenant);
@@ -131,8 +149,8 @@ class App {
   // A protected attempt refused before its admission, into the rejection audit.
   asio::awaitable<void> audit_refusal(const RejectionRecord& refusal);
   // outcome_lane.cpp
-  Reply record(const ProviderConfig& provider, const AdmissionRequest& admission, const AdmissionResult& admitted,
-               const std::string& request_id, upstream::Result result);
+  Reply record(Call& call, const ProviderConfig& provider, const AdmissionRequest& admission,
+               const AdmissionResult& admitted, upstream::Result result);
   asio::awaitable<void> keep_recording(std::shared_ptr<PendingOutcome> pending);
 
   Deps deps_;

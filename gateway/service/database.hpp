@@ -4,6 +4,7 @@
 // a timer, so no worker ever sleeps.
 #pragma once
 
+#include "service/metrics.hpp"
 #include "service/resume.hpp"
 #include "store/pool.hpp"
 #include "store/transaction.hpp"
@@ -20,7 +21,9 @@ namespace gw {
 
 class Database {
  public:
-  Database(Pool& pool, RetryPolicy retry) : pool_(pool), retry_(retry) {}
+  // `metrics`, when given, counts conflict retries and give-ups.
+  Database(Pool& pool, RetryPolicy retry, Metrics* metrics = nullptr)
+      : pool_(pool), retry_(retry), metrics_(metrics) {}
 
   // Runs fn(Session&) once on a worker. A full or stopping pool throws
   // AuthorityUnavailable; whatever fn throws is rethrown here.
@@ -60,8 +63,11 @@ class Database {
       } catch (const Conflict& c) {
         conflict = c;
       }
-      if (attempt >= retry_.max_attempts)
+      if (attempt >= retry_.max_attempts) {
+        if (metrics_) metrics_->count_conflict_give_up();
         throw AuthorityUnavailable(std::string("gave up after retries: ") + conflict->what());
+      }
+      if (metrics_) metrics_->count_conflict_retry();
       co_await pause(backoff_delay(retry_, attempt, jitter()));
     }
   }
@@ -81,8 +87,11 @@ class Database {
       } catch (const Conflict& c) {
         conflict = c;
       }
-      if (attempt >= retry_.max_attempts)
+      if (attempt >= retry_.max_attempts) {
+        if (metrics_) metrics_->count_conflict_give_up();
         throw AuthorityUnavailable(std::string("gave up after retries: ") + conflict->what());
+      }
+      if (metrics_) metrics_->count_conflict_retry();
       co_await pause(backoff_delay(retry_, attempt, jitter()));
     }
   }
@@ -138,6 +147,41 @@ class Database {
 
   Pool& pool_;
   RetryPolicy retry_;
+  Metrics* metrics_;
+};
+
+// Database work of one request, its time added to `spent` (failures too):
+// the "db_ms" of the request's log line.
+class TimedDatabase {
+ public:
+  TimedDatabase(Database& database, std::chrono::nanoseconds& spent) : database_(database), spent_(spent) {}
+
+  template <class Fn, class R = std::invoke_result_t<Fn&, Session&>>
+  asio::awaitable<R> once(Fn fn, Lane lane = Lane::request) {
+    return timed<R>(database_.once(std::move(fn), lane), spent_);
+  }
+  template <class Fn, class R = std::invoke_result_t<Fn&, Session&>>
+  asio::awaitable<R> decide(Fn fn, Lane lane = Lane::request) {
+    return timed<R>(database_.decide(std::move(fn), lane), spent_);
+  }
+  template <class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&>>
+  asio::awaitable<R> decide_shared(Alone alone, InTx in_tx, Lane lane = Lane::request) {
+    return timed<R>(database_.decide_shared(std::move(alone), std::move(in_tx), lane), spent_);
+  }
+
+ private:
+  template <class R>
+  static asio::awaitable<R> timed(asio::awaitable<R> work, std::chrono::nanoseconds& spent) {
+    struct Clock {
+      std::chrono::nanoseconds& spent;
+      std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+      ~Clock() { spent += std::chrono::steady_clock::now() - started; }
+    } clock{spent};
+    co_return co_await std::move(work);
+  }
+
+  Database& database_;
+  std::chrono::nanoseconds& spent_;
 };
 
 }  // namespace gw

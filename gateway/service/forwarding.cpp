@@ -16,9 +16,11 @@ constexpr std::array<std::string_view, 11> hop_by_hop{
     "Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Proxy-Connection", "TE",
     "Trailer",    "Transfer-Encoding", "Upgrade", "Content-Length", "Expect"};
 
-constexpr std::array<std::string_view, 11> gateway_headers{
+// traceparent and tracestate: the gateway sends its own (ForwardContext), a
+// span of its own under the caller's trace.
+constexpr std::array<std::string_view, 13> gateway_headers{
     "Authorization", "Fence-Grant", "Fence-Realm", "Fence-Epoch", "Fence-Owner", "Idempotency-Key",
-    "Expected-Version", "X-Request-Id", "Forwarded", "Host", "Idempotent-Replayed"};
+    "Expected-Version", "X-Request-Id", "Forwarded", "Host", "Idempotent-Replayed", "traceparent", "tracestate"};
 
 bool in(std::string_view name, auto const& names) {
   return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return iequals(n, name); });
@@ -73,6 +75,10 @@ http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p
     out.emplace_back(p.fence_owner_header, fence->owner);
   }
   out.emplace_back("X-Request-Id", context.request_id);
+  if (context.traceparent) {
+    out.emplace_back("traceparent", *context.traceparent);
+    if (context.tracestate) out.emplace_back("tracestate", *context.tracestate);
+  }
   std::string forwarded = "for=" + forwarded_for(context.remote) + ";proto=http";
   if (context.host && !context.host->empty() &&
       context.host->find_first_of("\";,") == std::string::npos)

@@ -25,15 +25,19 @@ struct ForwardContext {
   std::string request_id;
   std::string remote;  // the agent's address, for Forwarded
   std::optional<std::string> host;  // the Host the agent used
+  // W3C trace context for the provider (core/trace_context.hpp): the
+  // gateway's traceparent and the caller's tracestate, if well-formed.
+  std::optional<std::string> traceparent{}, tracestate{};  // {}: brace-initialized callers may omit them
 };
 
 // Agent -> provider: drops hop-by-hop headers (and those Connection names),
 // framing, the agent's Authorization, every gateway header (Fence-*,
 // Idempotency-Key, Expected-Version, Gateway-*), and any header the provider
 // config names (credential, idempotency, fence) so an agent cannot forge
-// them; then adds `credential` (the request's tenant's, from
-// ProviderConfig::credential_for), the fence and identity headers,
-// X-Request-Id and Forwarded.
+// them, and the agent's traceparent and tracestate; then adds `credential`
+// (the request's tenant's, from ProviderConfig::credential_for), the fence
+// and identity headers, X-Request-Id, the context's trace headers and
+// Forwarded.
 http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& provider, const std::string& credential,
                               const ForwardContext& context, const std::optional<FenceHeaders>& fence);
 

@@ -94,7 +94,7 @@ App::Reply App::operation_detail(Call& call) {
   const auto& s = call.target.segments;
   const TaskScope scope{label_param(s[3], "tenant"), label_param(s[4], "task")};
   const auto id = label_param(s[5], "operation id");
-  auto detail = co_await deps_.database.once([&](Session& db) { return deps_.operators.detail(db, scope, id); });
+  auto detail = co_await db(call).once([&](Session& db) { return deps_.operators.detail(db, scope, id); });
   if (!detail) co_return http::problem(Code::not_found, "no operation with this id on this task");
   co_return http::json_reply(Code::ok, {{"operation", operation_json(*detail)}, {"now_ms", detail->now_ms}});
 }
@@ -119,7 +119,7 @@ App::Reply App::resolve_operation(Call& call) {
   if (body.has("note")) resolution.note = body.text("note", 4000);
 
   auto resolved =
-      co_await deps_.database.decide([&](Session& db) { return deps_.resolutions.resolve_held(db, resolution); });
+      co_await db(call).decide([&](Session& db) { return deps_.resolutions.resolve_held(db, resolution); });
   if (resolved.code != Code::resolved) {
     if (resolved.code == Code::not_found) co_return http::problem(Code::not_found, "no operation with this id on this task");
     if (resolved.code == Code::operation_not_held)
@@ -144,7 +144,8 @@ App::Reply App::resolve_operation(Call& call) {
                                    {"evidence", resolved.evidence_id},
                                    {"authority_ms", resolved.now_ms}});
   deps_.metrics.count_event("operations_resolved_by_operator");
-  auto detail = co_await deps_.database.once([&](Session& db) { return deps_.operators.detail(db, scope, id); });
+  deps_.metrics.count_resolved("operator", name(*outcome));
+  auto detail = co_await db(call).once([&](Session& db) { return deps_.operators.detail(db, scope, id); });
   co_return http::json_reply(Code::resolved, {{"operation", detail ? operation_json(*detail) : nlohmann::json(nullptr)},
                                               {"evidence", resolved.evidence_id}});
 }
@@ -155,7 +156,7 @@ App::Reply App::reconcile_operation(Call& call) {
   const TaskScope scope{label_param(s[3], "tenant"), label_param(s[4], "task")};
   const auto id = label_param(s[5], "operation id");
   JsonBody body(call.request.body.empty() ? std::string_view("{}") : std::string_view(call.request.body), {});
-  auto before = co_await deps_.database.once([&](Session& db) { return deps_.operators.detail(db, scope, id); });
+  auto before = co_await db(call).once([&](Session& db) { return deps_.operators.detail(db, scope, id); });
   if (!before) co_return http::problem(Code::not_found, "no operation with this id on this task");
   if (!reconciler_->has_lookup(before->provider))
     co_return http::problem(Code::invalid_request,
@@ -175,7 +176,7 @@ App::Reply App::reconcile_operation(Call& call) {
             {{"request_id", call.request_id}, {"tenant", scope.tenant}, {"task", scope.task}, {"operation", id},
              {"operator", who.name}});
   auto report = co_await reconciler_->look_up(due);
-  auto after = co_await deps_.database.once([&](Session& db) { return deps_.operators.detail(db, scope, id); });
+  auto after = co_await db(call).once([&](Session& db) { return deps_.operators.detail(db, scope, id); });
   const bool resolved = report.resolution == Code::resolved;
   co_return http::json_reply(
       Code::ok, {{"lookup",
@@ -193,7 +194,7 @@ App::Reply App::revoke_task(Call& call) {
   const auto& s = call.target.segments;
   const TaskScope scope{label_param(s[3], "tenant"), label_param(s[4], "task")};
   JsonBody body(call.request.body.empty() ? std::string_view("{}") : std::string_view(call.request.body), {});
-  auto r = co_await deps_.database.decide([&](Session& db) { return deps_.operators.revoke(db, scope, who.name); });
+  auto r = co_await db(call).decide([&](Session& db) { return deps_.operators.revoke(db, scope, who.name); });
   if (r.code == Code::not_found) co_return http::problem(Code::not_found, "this task has no lease to end");
   if (r.code != Code::revoked) co_return refusal(r.code);
   log_event("lease_revoked", {{"request_id", call.request_id},
@@ -219,7 +220,7 @@ App::Reply App::rotate_realm(Call& call) {
   RotationOptions options;
   if (body.has("expected_realm")) options.expected_realm = body.string("expected_realm");
   if (body.has("at_least_epoch")) options.at_least = body.integer("at_least_epoch", 1);
-  auto r = co_await deps_.database.decide(
+  auto r = co_await db(call).decide(
       [&](Session& db) { return deps_.operators.rotate_realm(db, who.name, options); });
   if (r.code != Code::realm_rotated)
     co_return http::problem(r.code, "the realm is not expected_realm; nothing changed");
@@ -256,7 +257,7 @@ App::Reply App::rejections(Call& call) {
     auto ids = cursor_ids(it->second, 2);
     f.after = RejectionCursor{ids[0], ids[1]};
   }
-  auto page = co_await deps_.database.once([&](Session& db) { return deps_.rejections.list(db, f); });
+  auto page = co_await db(call).once([&](Session& db) { return deps_.rejections.list(db, f); });
   auto rows = nlohmann::json::array();
   for (const auto& r : page.rejections) {
     const auto& x = r.rejection;
@@ -294,7 +295,7 @@ App::Reply App::unmatched_webhooks(Call& call) {
   std::optional<WebhookCursor> cursor;
   if (auto it = q.find("cursor"); it != q.end()) cursor = WebhookCursor{cursor_ids(it->second, 1)[0]};
   auto page =
-      co_await deps_.database.once([&](Session& db) { return deps_.webhooks.list_unmatched(db, provider, limit, cursor); });
+      co_await db(call).once([&](Session& db) { return deps_.webhooks.list_unmatched(db, provider, limit, cursor); });
   auto rows = nlohmann::json::array();
   for (const auto& d : page.deliveries)
     rows.push_back({{"id", d.id},

@@ -24,7 +24,7 @@ struct App::PendingOutcome {
 
   OutcomeRecord record;
   GrantToken admitted_by;
-  std::string request_id;
+  std::string request_id, trace_id;
   std::string provider;
   std::optional<ProviderReply> reply;  // what the agent may see of the provider's reply
   std::optional<OutcomeResult> recorded;
@@ -39,6 +39,7 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 nlohmann::json describe(const App::PendingOutcome& p) {
   nlohmann::json line{{"request_id", p.request_id},
+                      {"trace_id", p.trace_id},
                       {"tenant", p.record.scope.tenant},
                       {"task", p.record.scope.task},
                       {"operation", p.record.operation_id},
@@ -54,13 +55,14 @@ nlohmann::json describe(const App::PendingOutcome& p) {
 
 }  // namespace
 
-App::Reply App::record(const ProviderConfig& config, const AdmissionRequest& admission, const AdmissionResult& admitted,
-                       const std::string& request_id, upstream::Result result) {
+App::Reply App::record(Call& call, const ProviderConfig& config, const AdmissionRequest& admission,
+                       const AdmissionResult& admitted, upstream::Result result) {
   auto executor = co_await asio::this_coro::executor;
   auto p = std::make_shared<PendingOutcome>(executor);
   std::optional<unsigned> status;
   if (result.response) status = result.response->status;
   const auto state = classify_outcome(config.outcomes, result.request_bytes_sent, status);
+  deps_.metrics.count_outcome(config.name, name(state));
   p->record = OutcomeRecord{admission.scope, admission.operation_id, admitted.attempt, state, std::nullopt,
                             result.response ? "provider replied " + std::to_string(*status)
                                             : std::string(upstream::to_string(result.failure)) + ": " + result.detail,
@@ -73,7 +75,8 @@ App::Reply App::record(const ProviderConfig& config, const AdmissionRequest& adm
                                           static_cast<std::int64_t>(p->reply->body.size())};
   }
   p->admitted_by = admission.token;
-  p->request_id = request_id;
+  p->request_id = call.request_id;
+  p->trace_id = call.trace.trace_id;
   p->provider = config.name;
   {
     std::lock_guard lock(pending_mutex_);
@@ -82,8 +85,10 @@ App::Reply App::record(const ProviderConfig& config, const AdmissionRequest& adm
   // Same strand as this coroutine: `done` and the timers need no lock.
   asio::co_spawn(executor, keep_recording(p), asio::detached);
   if (!p->done) {
+    const auto waited = std::chrono::steady_clock::now();
     p->wake.expires_after(deps_.config.recovery.outcome_wait);
     co_await p->wake.async_wait(use_tuple);
+    call.db_time += std::chrono::steady_clock::now() - waited;
   }
   if (!p->recorded) co_return unrecorded_outcome_reply();
   const auto& r = *p->recorded;
@@ -96,11 +101,13 @@ asio::awaitable<void> App::keep_recording(std::shared_ptr<PendingOutcome> p) {
   std::string error;
   while (!stopping_) {
     ++tries;
+    const auto asked = std::chrono::steady_clock::now();
     try {
       p->recorded = co_await deps_.database.decide_shared(
           [&](Session& s) { return deps_.ledger.record_outcome(s, p->record, p->admitted_by); },
           [&](pqxx::dbtransaction& tx) { return deps_.ledger.record_outcome(tx, p->record, p->admitted_by); },
           Lane::outcome);
+      deps_.metrics.observe_decision("outcome", std::chrono::steady_clock::now() - asked);
       break;
     } catch (const AuthorityUnavailable& e) {
       error = e.what();
@@ -108,14 +115,14 @@ asio::awaitable<void> App::keep_recording(std::shared_ptr<PendingOutcome> p) {
       // Not the database being away: trying again would fail the same way.
       auto line = describe(*p);
       line["error"] = e.what();
-      log_event("outcome_record_failed", std::move(line));
+      log_event(LogLevel::error, "outcome_record_failed", std::move(line));
       deps_.metrics.count_event("outcome_record_failed");
       break;
     }
     if (tries == 1) {
       auto line = describe(*p);
       line["error"] = error;
-      log_event("outcome_record_waiting", std::move(line));
+      log_event(LogLevel::warn, "outcome_record_waiting", std::move(line));
       deps_.metrics.count_event("outcome_record_waiting");
     }
     if (stopping_) break;  // stop() set it before posting the cancel: checked here, no wait is missed
@@ -127,7 +134,7 @@ asio::awaitable<void> App::keep_recording(std::shared_ptr<PendingOutcome> p) {
     auto line = describe(*p);
     line["reason"] = "outcome_unknown";
     line["detail"] = p->record.detail;
-    log_event("operation_held", std::move(line));
+    log_event(LogLevel::warn, "operation_held", std::move(line));
     deps_.metrics.count_event("operations_held");
   }
   if (p->recorded && tries > 1) {
@@ -139,7 +146,7 @@ asio::awaitable<void> App::keep_recording(std::shared_ptr<PendingOutcome> p) {
     // record when the sweep holds this attempt.
     auto line = describe(*p);
     line["error"] = error;
-    log_event("outcome_unrecorded_at_stop", std::move(line));
+    log_event(LogLevel::error, "outcome_unrecorded_at_stop", std::move(line));
     deps_.metrics.count_event("outcome_unrecorded_at_stop");
   }
   p->done = true;

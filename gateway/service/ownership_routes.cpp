@@ -23,7 +23,7 @@ App::Reply App::claim(Call& call) {
   JsonBody body(call.request.body, {"owner", "lease_ms"});
   auto owner = body.label("owner");
   auto lease_ms = body.integer("lease_ms", 1, deps_.config.leases.max_lease.count());
-  auto r = co_await deps_.database.decide_shared(
+  auto r = co_await db(call).decide_shared(
       [&](Session& session) { return deps_.authority.claim(session, scope, owner, lease_ms); },
       [&](pqxx::dbtransaction& tx) { return deps_.authority.claim(tx, scope, owner, lease_ms); });
   if (r.code != Code::granted) co_return refusal(r.code);
@@ -39,7 +39,7 @@ App::Reply App::renew(Call& call) {
   JsonBody body(call.request.body, {"grant_token", "lease_ms"});
   auto token = body.grant_token("grant_token");
   auto lease_ms = body.integer("lease_ms", 1, deps_.config.leases.max_lease.count());
-  auto r = co_await deps_.database.decide(
+  auto r = co_await db(call).decide(
       [&](Session& session) { return deps_.authority.renew(session, scope, token, lease_ms); });
   if (r.code != Code::renewed) co_return refusal(r.code);
   co_return http::json_reply(Code::renewed, {{"expires_at_ms", r.expires_at_ms}});
@@ -51,7 +51,7 @@ App::Reply App::release(Call& call) {
   require_agent_for(call, scope.tenant);
   JsonBody body(call.request.body, {"grant_token"});
   auto token = body.grant_token("grant_token");
-  auto r = co_await deps_.database.decide(
+  auto r = co_await db(call).decide(
       [&](Session& session) { return deps_.authority.release(session, scope, token); });
   if (r.code != Code::released) co_return refusal(r.code);
   co_return http::json_reply(Code::released, {{"expires_at_ms", r.expires_at_ms}});
@@ -61,7 +61,7 @@ App::Reply App::task_view(Call& call) {
   const auto& principal = require_principal(call);
   auto scope = task_scope(call);
   if (principal.kind == Principal::Kind::agent) require_agent_for(call, scope.tenant);
-  auto v = co_await deps_.database.once([&](Session& session) { return deps_.authority.view(session, scope); });
+  auto v = co_await db(call).once([&](Session& session) { return deps_.authority.view(session, scope); });
   if (!v) co_return http::problem(Code::not_found, "this task has never been claimed");
   nlohmann::json unresolved = nullptr;
   if (v->unresolved_operation)

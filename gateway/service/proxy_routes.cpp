@@ -8,6 +8,7 @@
 #include "core/methods.hpp"
 #include "core/outcome.hpp"
 #include "core/provider_path.hpp"
+#include "core/trace_context.hpp"
 #include "http/problem.hpp"
 #include "service/app.hpp"
 #include "service/forwarding.hpp"
@@ -116,6 +117,12 @@ App::Reply App::proxy(Call& call) {
   if (auto why = provider_path_problem(rest, config.allowed_path_forms)) throw Rejection(Code::invalid_request, *why);
   ForwardContext context{call.request_id, rq.remote,
                          rq.header("Host") ? std::optional<std::string>(*rq.header("Host")) : std::nullopt};
+  // The forward is the gateway's span in the caller's trace (or a new one).
+  call.provider = config.name;
+  call.span_id = to_hex(random_bytes(8));
+  if (call.span_id == "0000000000000000") call.span_id.back() = '1';  // all-zero is invalid
+  context.traceparent = format_traceparent(call.trace, call.span_id);
+  context.tracestate = call.trace.tracestate;
   upstream::Request upstream{rq.method, upstream_target(config, rest, query), {}, rq.body};
 
   const auto rule = method_rule(rq.method, config.unfenced_methods);
@@ -123,7 +130,7 @@ App::Reply App::proxy(Call& call) {
     throw Rejection(Code::method_not_allowed, rq.method + " is never forwarded to a provider");
   if (rule == MethodRule::unfenced) {
     upstream.headers = to_upstream(upstream_headers(rq.headers, config, *credential, context, std::nullopt));
-    auto result = co_await exchange(*deps_.upstream, provider.endpoint, std::move(upstream));
+    auto result = co_await forward(call, provider, std::move(upstream));
     co_return passthrough(std::move(result), config, rq.method == "HEAD");
   }
 
@@ -149,6 +156,8 @@ App::Reply App::proxy(Call& call) {
     throw *refused;
   }
   const auto& [token, key, expected_version] = *read;
+  call.operation_id = key;
+  call.epoch = token.identity.epoch;
 
   AdmissionRequest admission{
       scope,
@@ -161,9 +170,11 @@ App::Reply App::proxy(Call& call) {
       expected_version,
       (config.forward_budget() + deps_.config.recovery.forward_margin).count()};
   admission.request_id = call.request_id;  // the rejection audit names the request
-  auto admitted = co_await deps_.database.decide_shared(
+  const auto asked = std::chrono::steady_clock::now();
+  auto admitted = co_await db(call).decide_shared(
       [&](Session& s) { return deps_.ledger.admit(s, admission); },
       [&](pqxx::dbtransaction& tx) { return deps_.ledger.admit(tx, admission); });
+  deps_.metrics.observe_decision("admission", std::chrono::steady_clock::now() - asked);
   switch (admitted.decision.action) {
     case Admission::reject:
       co_return refusal(admitted.decision.code);
@@ -175,11 +186,12 @@ App::Reply App::proxy(Call& call) {
   }
 
   // Committed: from here on the request may be sent, and only now.
+  call.attempt = admitted.attempt;
   const auto& id = token.identity;
   FenceHeaders fence{admitted.upstream_key, admitted.realm, id.epoch, id.owner};
   upstream.headers = to_upstream(upstream_headers(rq.headers, config, *credential, context, fence));
-  auto result = co_await exchange(*deps_.upstream, provider.endpoint, std::move(upstream));
-  co_return co_await record(config, admission, admitted, call.request_id, std::move(result));
+  auto result = co_await forward(call, provider, std::move(upstream));
+  co_return co_await record(call, config, admission, admitted, std::move(result));
 }
 
 App::Reply App::operation_receipt(Call& call) {
@@ -191,7 +203,8 @@ App::Reply App::operation_receipt(Call& call) {
   auto grant = call.request.header("Fence-Grant");
   if (!grant) throw Rejection(Code::invalid_grant, "Fence-Grant header required");
   const auto token = parse_grant_token(*grant, "Fence-Grant");
-  auto r = co_await deps_.database.decide([&](Session& s) { return deps_.ledger.receipt(s, scope, token, id); });
+  call.operation_id = id;
+  auto r = co_await db(call).decide([&](Session& s) { return deps_.ledger.receipt(s, scope, token, id); });
   if (r.code == Code::not_found) co_return http::problem(Code::not_found, "no operation with this id on this task");
   if (r.code != Code::ok) co_return refusal(r.code);
   const auto& op = *r.operation;

@@ -56,10 +56,16 @@ asio::awaitable<void> Reconciler::run(asio::steady_timer& timer) {
 
 asio::awaitable<void> Reconciler::look_up_in_background(DueLookup due) {
   try {
-    co_await look_up(std::move(due));
-  } catch (const std::exception&) {
+    co_await look_up(due);
+  } catch (const std::exception& e) {
     // Not recorded: the lease runs out and the operation is handed out again.
     metrics_.count_event("lookup_failed");
+    metrics_.count_lookup(due.provider, "failed");
+    log_event(LogLevel::warn, "lookup_failed", {{"tenant", due.scope.tenant},
+                                                {"task", due.scope.task},
+                                                {"operation", due.operation_id},
+                                                {"provider", due.provider},
+                                                {"error", e.what()}});
   }
   --in_progress_;
 }
@@ -116,6 +122,7 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
   const auto recorded = co_await database_.once([&](Session& s) { return store_.record_lookup(s, record); });
 
   LookupReport report{status, decision.outcome, decision.detail, recorded.evidence_id, std::nullopt};
+  metrics_.count_lookup(provider.name, decision.settles() ? "settled" : "held");
   if (!decision.settles()) co_return report;
 
   HeldResolution resolution;
@@ -134,6 +141,7 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
   report.resolution = resolved.code;
   if (resolved.code == Code::resolved) {
     metrics_.count_event("operations_reconciled");
+    metrics_.count_resolved("lookup", name(decision.outcome));
     log_event("operation_reconciled", {{"tenant", due.scope.tenant},
                                        {"task", due.scope.task},
                                        {"operation", due.operation_id},

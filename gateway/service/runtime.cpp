@@ -3,7 +3,9 @@
 #include "http/server.hpp"
 #include "http/tls_context.hpp"
 #include "service/app.hpp"
+#include "service/build_info.hpp"
 #include "service/event_log.hpp"
+#include "service/logger.hpp"
 #include "store/migrations.hpp"
 #include "store/retention_store.hpp"
 #include "upstream/client.hpp"
@@ -20,7 +22,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <iostream>
 #include <thread>
 
 namespace gw {
@@ -35,7 +36,7 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 void report_swept(const std::vector<SweptOperation>& swept, Metrics& metrics) {
   for (const auto& op : swept) {
     metrics.count_event("operations_swept");
-    log_event("operation_swept",
+    log_event(LogLevel::warn, "operation_swept",
               {{"tenant", op.scope.tenant},
                {"task", op.scope.task},
                {"operation", op.operation_id},
@@ -136,13 +137,30 @@ struct Runtime::Impl {
       sweep_timer->expires_after(config.recovery.sweep_interval);
       if (auto [ec] = co_await sweep_timer->async_wait(use_tuple); ec) co_return;  // stopping
       try {
-        report_swept(co_await database->once([this](Session& s) {
-                       return ledger.sweep_abandoned(s, config.recovery.sweep_batch);
-                     }),
-                     metrics);
+        auto swept = co_await database->once([this](Session& s) {
+          return ledger.sweep_abandoned(s, config.recovery.sweep_batch);
+        });
+        metrics.count_sweep(true, swept.size());
+        report_swept(swept, metrics);
       } catch (const std::exception&) {
-        // The database is away: the next round tries again, and nothing was swept.
+        // The database is away: the next round tries again, and nothing was
+        // swept. Losing it is logged once, by the pool (database_lost).
         metrics.count_event("sweep_failed");
+        metrics.count_sweep(false, 0);
+        continue;
+      }
+      try {
+        // The held gauges, one READ COMMITTED count per round (GET /metrics
+        // shows the last one and never waits for the database itself).
+        const auto summary = co_await database->once([this](Session& s) { return held.summary(s); });
+        std::vector<Metrics::Held> gauges;
+        for (const auto& st : summary.states)
+          gauges.push_back({std::string(name(st.state)), st.count,
+                            static_cast<double>(std::max<std::int64_t>(0, summary.now_ms - st.oldest_since_ms)) /
+                                1000.0});
+        metrics.set_held(std::move(gauges));
+      } catch (const std::exception&) {
+        // The gauges keep the last count; the next round counts again.
       }
     }
   }
@@ -219,7 +237,7 @@ struct Runtime::Impl {
         return;
       } catch (const pqxx::broken_connection& e) {
         if (std::chrono::steady_clock::now() > deadline) throw;
-        std::cerr << "waiting for the database: " << e.what() << std::endl;
+        log_event(LogLevel::warn, "database_waiting", {{"error", e.what()}});
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
       }
     }
@@ -233,6 +251,7 @@ Runtime::~Runtime() { stop(std::chrono::milliseconds(0)); }
 
 std::uint16_t Runtime::start() {
   auto& m = *impl_;
+  Logger::process().configure(m.config.log);
   // Loaded at config time too; read again here, as a reload will, before
   // anything else starts.
   std::shared_ptr<asio::ssl::context> tls;
@@ -244,9 +263,19 @@ std::uint16_t Runtime::start() {
   }
   m.migrate();
   const auto& d = m.config.database;
-  m.pool = std::make_unique<Pool>(
-      PoolOptions{m.session_options(), d.pool_size, d.queue_limit, d.queue_timeout, d.call_timeout, d.group_max});
-  m.database = std::make_unique<Database>(*m.pool, m.retry);
+  PoolOptions pool_options{m.session_options(), d.pool_size, d.queue_limit, d.queue_timeout, d.call_timeout, d.group_max, {}};
+  // Once per transition, from the worker whose connect failed or succeeded.
+  pool_options.on_reachability = [&metrics = m.metrics](bool reachable, const std::string& detail) {
+    if (reachable) {
+      metrics.count_event("database_regained");
+      log_event(LogLevel::info, "database_regained", nlohmann::json::object());
+    } else {
+      metrics.count_event("database_lost");
+      log_event(LogLevel::error, "database_lost", {{"error", detail}});
+    }
+  };
+  m.pool = std::make_unique<Pool>(std::move(pool_options));
+  m.database = std::make_unique<Database>(*m.pool, m.retry, &m.metrics);
   m.upstream = std::make_unique<upstream::Client>(m.io);
   m.app = std::make_unique<App>(
       App::Deps{m.config, *m.database, *m.pool, m.authority, m.ledger, m.held, m.operators, m.resolutions,
@@ -259,6 +288,10 @@ std::uint16_t Runtime::start() {
       [app = m.app.get()](const http::Request& head) { return app->screen(head); });
   if (tls) m.server->set_tls_context(std::move(tls));
   auto port = m.server->listen(m.config.listen.address, m.config.listen.port);
+  log_event("gateway_started", {{"port", port},
+                                {"version", build_version()},
+                                {"commit", build_commit()},
+                                {"clock", m.clock.manual() ? "manual" : "database"}});
   m.work.emplace(m.io.get_executor());
   for (unsigned i = 0; i < h.io_threads; ++i) m.io_threads.emplace_back([&m] { m.io.run(); });
   m.duties.emplace(asio::make_strand(m.io));
@@ -281,7 +314,7 @@ TlsReload Runtime::reload_tls() {
   auto loaded = http::make_server_tls_context(*tls);
   if (!loaded.context) {
     TlsReload failed{false, "listen.tls." + loaded.field + ": " + loaded.error};
-    log_event("tls_reload_failed", {{"reason", failed.error}});
+    log_event(LogLevel::error, "tls_reload_failed", {{"reason", failed.error}});
     return failed;
   }
   m.server->set_tls_context(std::move(loaded.context));
@@ -301,6 +334,9 @@ void Runtime::stop(std::chrono::milliseconds drain) {
   auto& m = *impl_;
   if (!m.server) return;
   m.server->stop_accepting();
+  log_event("drain_started", {{"active_requests", m.server->active_requests()},
+                              {"pending_outcomes", m.app->pending_outcomes()},
+                              {"drain_ms", drain.count()}});
   // Polled by the stopping thread only; no I/O or database thread waits here.
   auto settle = [&m](std::chrono::milliseconds within) {
     auto deadline = std::chrono::steady_clock::now() + within;
@@ -317,6 +353,10 @@ void Runtime::stop(std::chrono::milliseconds drain) {
   settle(std::min(drain, std::chrono::milliseconds(2000)));
   // Outcome records still waiting for the database stop here (each logged);
   // the sweep holds their attempts once their forward deadlines pass.
+  const auto left_active = m.server->active_requests();
+  const auto left_outcomes = m.app->pending_outcomes();
+  log_event(left_active + left_outcomes > 0 ? LogLevel::warn : LogLevel::info, "drain_finished",
+            {{"active_requests", left_active}, {"pending_outcomes", left_outcomes}});
   m.app->stop();
   m.app->reconciler().stop();
   m.stopping = true;
@@ -332,6 +372,8 @@ void Runtime::stop(std::chrono::milliseconds drain) {
   for (auto& t : m.io_threads) t.join();
   m.io_threads.clear();
   m.server.reset();
+  log_event("gateway_stopped", nlohmann::json::object());
+  Logger::process().flush();
 }
 
 }  // namespace gw

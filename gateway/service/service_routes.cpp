@@ -3,6 +3,8 @@
 #include "core/labels.hpp"
 #include "http/problem.hpp"
 #include "service/app.hpp"
+#include "service/build_info.hpp"
+#include "service/logger.hpp"
 #include "service/json_body.hpp"
 #include "service/openapi.hpp"
 #include "service/rejection.hpp"
@@ -13,9 +15,9 @@ App::Reply App::healthz(Call&) {
   co_return http::json_reply(Code::ok, {{"status", "up"}});
 }
 
-App::Reply App::readyz(Call&) {
+App::Reply App::readyz(Call& call) {
   const bool manual = deps_.authority.clock().manual();
-  co_await deps_.database.once([&](Session& session) {
+  co_await db(call).once([&](Session& session) {
     deps_.authority.ping(session);
     return true;
   });
@@ -25,10 +27,25 @@ App::Reply App::readyz(Call&) {
 }
 
 App::Reply App::metrics(Call&) {
+  Metrics::Gauges g;
+  const auto& pool = deps_.pool;
+  g.pool_size = pool.size();
+  g.in_use = pool.busy();
+  g.open = pool.open_connections();
+  g.queued_requests = pool.queued(Lane::request);
+  g.queued_outcomes = pool.queued(Lane::outcome);
+  g.interrupted = pool.interrupted();
+  g.groups_committed = pool.groups_committed();
+  g.grouped_decisions = pool.grouped_decisions();
+  g.groups_split = pool.groups_split();
+  g.database_reachable = pool.reachable();
+  g.log_lines_dropped = Logger::process().dropped();
+  g.version = build_version();
+  g.commit = build_commit();
   http::Response r;
   r.set("Content-Type", "text/plain; version=0.0.4");
   r.set("Gateway-Status", "ok");
-  r.body = deps_.metrics.render({deps_.pool.size(), deps_.pool.busy(), deps_.pool.queued()});
+  r.body = deps_.metrics.render(g);
   co_return r;
 }
 
@@ -46,7 +63,7 @@ App::Reply App::set_clock(Call& call) {
   require_operator(call);
   JsonBody body(call.request.body, {"now_ms"});
   auto now_ms = body.integer("now_ms");
-  auto code = co_await deps_.database.once(
+  auto code = co_await db(call).once(
       [&](Session& session) { return deps_.authority.set_manual_clock(session, now_ms); });
   if (code != Code::ok)
     co_return http::problem(Code::authority_clock_rollback, "now_ms is below the authority's current time");

@@ -34,14 +34,14 @@ App::Reply App::webhook(Call& call) {
     nlohmann::json line{{"request_id", call.request_id}, {"provider", provider.name},
                         {"reason", name(*verified.refusal)}};
     if (!verified.id.empty()) line["webhook_id"] = verified.id;
-    log_event("webhook_refused", std::move(line));
+    log_event(LogLevel::warn, "webhook_refused", std::move(line));
     deps_.metrics.count_event("webhooks_refused");
     co_return http::problem(Code::unauthenticated, "webhook signature verification failed");
   }
 
   const WebhookDelivery delivery{provider.name, verified.id, verified.timestamp_s, call.request.body};
   const auto accepted =
-      co_await deps_.database.once([&](Session& s) { return deps_.webhooks.accept(s, delivery, hooks.rules); });
+      co_await db(call).once([&](Session& s) { return deps_.webhooks.accept(s, delivery, hooks.rules); });
   nlohmann::json line{{"request_id", call.request_id},
                       {"provider", provider.name},
                       {"webhook_id", verified.id},
@@ -60,10 +60,11 @@ App::Reply App::webhook(Call& call) {
       resolution.actor = provider.name;
       resolution.reference = "webhook:" + verified.id;
       auto resolved =
-          co_await deps_.database.decide([&](Session& s) { return deps_.resolutions.resolve_held(s, resolution); });
+          co_await db(call).decide([&](Session& s) { return deps_.resolutions.resolve_held(s, resolution); });
       line["resolution"] = name(resolved.code);
       if (resolved.code == Code::resolved) {
         deps_.metrics.count_event("operations_resolved_by_webhook");
+        deps_.metrics.count_resolved("webhook", name(*m.outcome));
         log_event("operation_resolved", {{"request_id", call.request_id},
                                          {"tenant", m.scope.tenant},
                                          {"task", m.scope.task},

@@ -64,4 +64,23 @@ HeldPage HeldStore::list(Session& s, const HeldFilter& f) {
   });
 }
 
+HeldSummary HeldStore::summary(Session& s) {
+  const std::string sql =
+      "SELECT o.state, count(*), min(o.updated_ms), now.ms"
+      " FROM (SELECT " + clock_.now_sql(1) + " AS ms FROM authority a) now"
+      " LEFT JOIN operations o ON o.state IN ('in_flight', 'unknown')"
+      " GROUP BY o.state, now.ms";
+  return read_committed(s, [&](pqxx::dbtransaction& tx) {
+    HeldSummary summary;
+    for (const auto& row : tx.exec_params(sql, clock_.high_water())) {
+      summary.now_ms = row[3].as<std::int64_t>();
+      if (row[0].is_null()) continue;  // the LEFT JOIN's row when nothing is held
+      summary.states.push_back({parse_operation_state(row[0].as<std::string>()).value(),
+                                row[1].as<std::int64_t>(), row[2].as<std::int64_t>()});
+    }
+    clock_.observe(summary.now_ms);
+    return summary;
+  });
+}
+
 }  // namespace gw

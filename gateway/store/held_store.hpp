@@ -48,11 +48,24 @@ struct HeldPage {
   bool more = false;        // another page follows the last row
 };
 
+// Held operations counted by state, for GET /metrics.
+struct HeldSummary {
+  struct State {
+    OperationState state = OperationState::in_flight;
+    std::int64_t count = 0;
+    std::int64_t oldest_since_ms = 0;  // the longest held one's since_ms
+  };
+  std::vector<State> states;  // only states with operations
+  std::int64_t now_ms = 0;    // authority time of the count
+};
+
 class HeldStore {
  public:
   explicit HeldStore(AuthorityClock& clock) : clock_(clock) {}
   // Throws AuthorityUnavailable when the database cannot answer.
   HeldPage list(Session& s, const HeldFilter& filter);
+  // One READ COMMITTED scan of the unresolved index: cheap enough for every scrape.
+  HeldSummary summary(Session& s);
 
  private:
   AuthorityClock& clock_;

@@ -43,10 +43,10 @@ std::string connection_string(const SessionOptions& o) {
 }
 
 Session::Session(const SessionOptions& options,
-                 std::shared_ptr<std::atomic<std::int64_t>> last_failure)
-    : options_(options), last_failure_(std::move(last_failure)) {}
+                 std::shared_ptr<std::atomic<std::int64_t>> last_failure, SessionHealth* health)
+    : options_(options), last_failure_(std::move(last_failure)), health_(health) {}
 
-Session::~Session() = default;
+Session::~Session() { discard(); }
 
 pqxx::connection& Session::connection() {
   if (connection_ && connection_->is_open()) return *connection_;
@@ -62,10 +62,17 @@ pqxx::connection& Session::connection() {
                "; SET idle_in_transaction_session_timeout = " +
                std::to_string(options_.statement_timeout.count() * 4));
     setup.commit();
-    std::lock_guard lock(socket_mutex_);
-    connection_ = std::move(c);
-  } catch (const pqxx::failure&) {
+    {
+      std::lock_guard lock(socket_mutex_);
+      connection_ = std::move(c);
+    }
+    if (health_) {
+      ++health_->open;
+      if (!health_->reachable.exchange(true) && health_->changed) health_->changed(true, "");
+    }
+  } catch (const pqxx::failure& e) {
     last_failure_->store(steady_ms());
+    if (health_ && health_->reachable.exchange(false) && health_->changed) health_->changed(false, e.what());
     throw;
   }
   return *connection_;
@@ -75,6 +82,7 @@ void Session::discard() {
   std::unique_ptr<pqxx::connection> gone;
   std::lock_guard lock(socket_mutex_);
   gone.swap(connection_);
+  if (gone && health_) --health_->open;
 }
 
 void Session::interrupt() {
@@ -86,6 +94,7 @@ void Session::interrupt() {
 Pool::Pool(PoolOptions options)
     : options_(std::move(options)),
       last_failure_(std::make_shared<std::atomic<std::int64_t>>(-1'000'000'000)) {
+  health_.changed = options_.on_reachability;
   watches_.resize(options_.size);
   watchdog_ = std::thread([this] { watch(); });
   for (unsigned i = 0; i < options_.size; ++i) workers_.emplace_back([this, i] { work(i); });
@@ -134,8 +143,13 @@ std::size_t Pool::queued() const {
   return queue_.size() + outcomes_.size();
 }
 
+std::size_t Pool::queued(Lane lane) const {
+  std::lock_guard lock(mutex_);
+  return lane == Lane::outcome ? outcomes_.size() : queue_.size();
+}
+
 void Pool::work(std::size_t index) {
-  Session session(options_.session, last_failure_);
+  Session session(options_.session, last_failure_, &health_);
   const auto expired = [this](const Queued& q) {
     return q.job.lane == Lane::request && std::chrono::steady_clock::now() - q.since > options_.queue_timeout;
   };

@@ -39,11 +39,21 @@ struct SessionOptions {
 // The libpq connection string for `o`: its url plus the timeouts above.
 std::string connection_string(const SessionOptions& o);
 
+// What the pool's sessions share for its gauges and its log: how many hold a
+// connection, and whether the last connect succeeded. `changed` is called
+// (from a worker thread) once per transition: lost, then regained.
+struct SessionHealth {
+  std::atomic<std::size_t> open{0};
+  std::atomic<bool> reachable{true};
+  std::function<void(bool reachable, const std::string& detail)> changed;
+};
+
 // One connection, opened on first use and replaced (never reused) after it
 // breaks: a reconnect would lose session settings and prepared statements.
 class Session {
  public:
-  Session(const SessionOptions& options, std::shared_ptr<std::atomic<std::int64_t>> last_failure);
+  Session(const SessionOptions& options, std::shared_ptr<std::atomic<std::int64_t>> last_failure,
+          SessionHealth* health = nullptr);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -58,6 +68,7 @@ class Session {
  private:
   const SessionOptions& options_;
   std::shared_ptr<std::atomic<std::int64_t>> last_failure_;
+  SessionHealth* health_;
   std::mutex socket_mutex_;  // connection_ replaced vs interrupt() reading its socket
   std::unique_ptr<pqxx::connection> connection_;
 };
@@ -80,6 +91,8 @@ struct PoolOptions {
   // Decisions waiting together share one transaction and one commit (one
   // WAL flush) on a worker, up to this many; 1 turns sharing off.
   unsigned group_max = 32;
+  // Told when the database is lost (a connect failed) and regained.
+  std::function<void(bool reachable, const std::string& detail)> on_reachability;
 };
 
 class Pool {
@@ -115,8 +128,15 @@ class Pool {
   void stop();
 
   std::size_t queued() const;
+  // Jobs waiting in each lane.
+  std::size_t queued(Lane lane) const;
+  // Workers running a job now: connections in use.
   std::size_t busy() const { return busy_.load(); }
   std::size_t size() const { return workers_.size(); }
+  // Workers holding a database connection (idle ones included).
+  std::size_t open_connections() const { return health_.open.load(); }
+  // False from a failed connect until the next one succeeds.
+  bool reachable() const { return health_.reachable.load(); }
   // Connections cut by the call_timeout watchdog since the start.
   std::size_t interrupted() const { return interrupted_.load(); }
   // Transactions that carried more than one decision, and the decisions in them.
@@ -142,6 +162,7 @@ class Pool {
 
   PoolOptions options_;
   std::shared_ptr<std::atomic<std::int64_t>> last_failure_;
+  SessionHealth health_;
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<Queued> queue_;     // Lane::request

@@ -739,3 +739,26 @@ TEST_CASE("config: a bad listen.tls field or file stops the load with its path")
                           .c_str()) == 0);
   starts(with("key_file", encrypted), "$.listen.tls.key_file: not an unencrypted PEM private key");
 }
+
+TEST_CASE("config: log level and access log") {
+  auto c = parse_config(minimal().dump());
+  CHECK(c.log.level == LogLevel::info);
+  CHECK(c.log.access);
+  auto j = minimal();
+  j["log"] = {{"level", "warn"}, {"access", false}};
+  c = parse_config(j.dump());
+  CHECK(c.log.level == LogLevel::warn);
+  CHECK_FALSE(c.log.access);
+  for (auto level : {"debug", "info", "warn", "error"}) {
+    j["log"] = {{"level", level}};
+    CHECK(name(parse_config(j.dump()).log.level) == level);
+  }
+  for (const json& bad : {json("verbose"), json("INFO"), json(""), json(2)}) {
+    j["log"] = {{"level", bad}};
+    CHECK(error_of(j).find("$.log.level: must be one of") != std::string::npos);
+  }
+  j["log"] = {{"access", "yes"}};
+  CHECK(error_of(j).find("$.log.access") != std::string::npos);
+  j["log"] = {{"file", "/tmp/x"}};
+  CHECK(error_of(j).find("$.log.file: unknown field") != std::string::npos);
+}

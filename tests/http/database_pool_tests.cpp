@@ -141,3 +141,38 @@ TEST_CASE("database pool: a request that waited past queue_timeout_ms gets autho
   g.claim("tenant-a", "task-2", "o", 60000);
   CHECK(count_tasks(g) == "2");
 }
+
+namespace {
+
+// One exact series' value in a scrape, or -1 when absent.
+double metric(const Gateway& g, const std::string& series) {
+  auto m = g.client().get("/metrics", "").body;
+  auto at = m.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  auto start = at + series.size() + 2;
+  return std::stod(m.substr(start, m.find('\n', start) - start));
+}
+
+}  // namespace
+
+TEST_CASE("metrics: connections in use is 0 at rest, 1 while a claim waits on a lock in PostgreSQL, 0 again after") {
+  Gateway g(one_worker(100, 600000));
+  g.set_clock(1000);
+  // The sweep loop's own short jobs use the worker now and then: wait for rest.
+  CHECK(eventually([&] { return metric(g, "gateway_db_connections_in_use") == 0; }));
+  CHECK(metric(g, "gateway_db_pool_size") == 1);
+  Reply reply;
+  std::atomic<bool> done{false};
+  Workers claims;
+  TasksLock lock(g.db().url());
+  claim_in_background(claims, g, "task-1", reply, done);
+  REQUIRE(eventually([&] { return waiting_on_lock(g) == "1"; }));
+  // The scrape itself never waits for a database worker.
+  CHECK(metric(g, "gateway_db_connections_in_use") == 1);
+  CHECK(metric(g, "gateway_db_connections_open") == 1);
+  CHECK_FALSE(done);
+  lock.release();
+  claims.join();
+  CHECK(reply.code() == "granted");
+  CHECK(eventually([&] { return metric(g, "gateway_db_connections_in_use") == 0; }));
+}

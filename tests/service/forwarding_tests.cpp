@@ -149,3 +149,20 @@ TEST_CASE("recorded headers: values with bytes outside ASCII (obs-text, not UTF-
   // A base64 member that does not decode is dropped, never replayed as garbage.
   CHECK(headers_from_json(R"([["X-Bad",{"base64":"%%%"}],["X-Ok","1"]])") == http::Fields{{"X-Ok", "1"}});
 }
+
+TEST_CASE("upstream headers: the agent's trace headers are replaced by the gateway's, sent only when given") {
+  const http::Fields agent{{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+                           {"TraceState", "rojo=1"}};
+  ForwardContext context{"req-1", "10.0.0.7", std::nullopt};
+  auto bare = upstream_headers(agent, provider(), "provider-secret", context, std::nullopt);
+  CHECK_FALSE(has(bare, "traceparent"));
+  CHECK_FALSE(has(bare, "tracestate"));
+  context.traceparent = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01";
+  context.tracestate = "rojo=1";
+  auto out = upstream_headers(agent, provider(), "provider-secret", context, std::nullopt);
+  CHECK(http::find_header(out, "traceparent") == "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01");
+  CHECK(http::find_header(out, "tracestate") == "rojo=1");
+  int traceparents = 0;
+  for (const auto& [k, v] : out) traceparents += http::iequals(k, "traceparent") + http::iequals(k, "tracestate");
+  CHECK(traceparents == 2);
+}

@@ -19,6 +19,9 @@ nlohmann::json test_config_json(const std::string& database_url) {
        {{{"name", "agent-a"}, {"token_sha256", sha256_hex(agent_a)}, {"tenants", {"tenant-a", "tenant-c"}}},
         {{"name", "agent-b"}, {"token_sha256", sha256_hex(agent_b)}, {"tenants", {"tenant-b"}}}}},
       {"operators", {{{"name", "ops"}, {"token_sha256", sha256_hex(operator_token)}}}},
+      // Events and warn lines (unknown_outcome, authority_unavailable) in the
+      // test output, not a line per request of a soak run.
+      {"log", {{"level", "info"}, {"access", false}}},
   };
 }
 

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <thread>
@@ -100,6 +101,9 @@ ChildProcess::ChildProcess(Options options) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  if (!options.stderr_file.empty())
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, options.stderr_file.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0600);
   posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
   int error = ::posix_spawn(&pid_, options.program.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
@@ -174,15 +178,23 @@ int ChildProcess::stop(int signal, std::chrono::milliseconds grace) {
 }
 
 GatewayProcess::GatewayProcess(const nlohmann::json& config, bool manual_clock,
-                               std::vector<std::pair<std::string, std::string>> env) {
+                               std::vector<std::pair<std::string, std::string>> env, bool capture_log) {
   auto file = dir_.write("gateway.json", config.dump(2));
   std::vector<std::string> args{"--config", file};
   if (manual_clock) args.emplace_back("--manual-clock");
-  process_ = std::make_unique<ChildProcess>(ChildProcess::Options{test_binary("write-gateway"), args, std::move(env)});
+  if (capture_log) log_file_ = dir_.write("gateway.log", "");
+  process_ = std::make_unique<ChildProcess>(
+      ChildProcess::Options{test_binary("write-gateway"), args, std::move(env), log_file_});
   // "write-gateway listening on port N[ (manual clock)]"
   const std::string marker = "listening on port ";
   auto line = process_->wait_for_line(marker, std::chrono::seconds(60));
   port_ = static_cast<std::uint16_t>(std::stoi(line.substr(line.find(marker) + marker.size())));
+}
+
+std::string GatewayProcess::log() const {
+  if (log_file_.empty()) return {};
+  std::ifstream in(log_file_, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 void GatewayProcess::kill_now() { process_->stop(SIGKILL); }

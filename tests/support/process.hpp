@@ -51,6 +51,8 @@ class ChildProcess {
     std::vector<std::string> args;  // without argv[0]
     // Set in the child's environment, on top of (or replacing) ours.
     std::vector<std::pair<std::string, std::string>> env;
+    // Non-empty: the child's stderr goes to this file instead of ours.
+    std::string stderr_file{};
   };
 
   // Spawns; stderr is inherited (it shows in the test output), stdout is a
@@ -86,8 +88,12 @@ class ChildProcess {
 // file as given; its listen port should be 0.
 class GatewayProcess {
  public:
+  // `capture_log`: its stderr (the JSON log) goes to a file, read by log().
   GatewayProcess(const nlohmann::json& config, bool manual_clock,
-                 std::vector<std::pair<std::string, std::string>> env = {});
+                 std::vector<std::pair<std::string, std::string>> env = {}, bool capture_log = false);
+
+  // Everything written to stderr so far ("" unless capture_log).
+  std::string log() const;
 
   std::uint16_t port() const { return port_; }
   pid_t pid() const { return process_->pid(); }
@@ -104,6 +110,7 @@ class GatewayProcess {
 
  private:
   TempDir dir_;
+  std::string log_file_;
   std::unique_ptr<ChildProcess> process_;
   std::uint16_t port_ = 0;
 };

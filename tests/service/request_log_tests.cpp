@@ -1,0 +1,72 @@
+// Which requests leave a log line and at which level, the shape of a line,
+// and the logger's queue writing whole lines in order.
+#include "service/logger.hpp"
+#include "service/request_log.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+using namespace gw;
+
+TEST_CASE("request log: levels by code and route") {
+  CHECK(request_line_level("proxy", "internal_error") == LogLevel::error);
+  CHECK(request_line_level("proxy", "unknown_outcome") == LogLevel::warn);
+  CHECK(request_line_level("claim", "authority_unavailable") == LogLevel::warn);
+  CHECK(request_line_level("readyz", "authority_unavailable") == LogLevel::warn);
+  CHECK(request_line_level("proxy", "provider_unavailable") == LogLevel::warn);
+  CHECK(request_line_level("proxy", "committed") == LogLevel::info);
+  CHECK(request_line_level("claim", "busy") == LogLevel::info);
+  for (auto probe : {"healthz", "readyz", "metrics", "openapi"}) CHECK(request_line_level(probe, "ok") == LogLevel::debug);
+}
+
+TEST_CASE("request log: the access switch never hides a warn line, the level hides what is below it") {
+  const LogConfig on{LogLevel::info, true}, off{LogLevel::info, false}, errors{LogLevel::error, true},
+      debug{LogLevel::debug, true};
+  CHECK(request_line_wanted(LogLevel::info, on));
+  CHECK_FALSE(request_line_wanted(LogLevel::info, off));
+  CHECK(request_line_wanted(LogLevel::warn, off));
+  CHECK(request_line_wanted(LogLevel::error, off));
+  CHECK_FALSE(request_line_wanted(LogLevel::debug, on));
+  CHECK(request_line_wanted(LogLevel::debug, debug));
+  CHECK_FALSE(request_line_wanted(LogLevel::warn, errors));
+  CHECK(request_line_wanted(LogLevel::error, errors));
+}
+
+TEST_CASE("log line: time, level and event first, then the fields, one line of JSON") {
+  const auto at = std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000123));
+  CHECK(utc_timestamp(at) == "2023-11-14T22:13:20.123Z");
+  auto line = log_line(at, LogLevel::warn, "operation_held",
+                       {{"tenant", "t\"1"}, {"event", "forged"}, {"level", "debug"}, {"n", 2}});
+  CHECK(line ==
+        "{\"time\":\"2023-11-14T22:13:20.123Z\",\"level\":\"warn\",\"event\":\"operation_held\",\"n\":2,"
+        "\"tenant\":\"t\\\"1\"}\n");
+  CHECK(log_line(at, LogLevel::info, "x", nlohmann::json::object()) ==
+        "{\"time\":\"2023-11-14T22:13:20.123Z\",\"level\":\"info\",\"event\":\"x\"}\n");
+  // Bytes that are not UTF-8 are replaced, never thrown on.
+  auto odd = log_line(at, LogLevel::info, "x", {{"detail", std::string("bad \xff byte")}});
+  CHECK(nlohmann::json::parse(odd)["detail"] == "bad \xef\xbf\xbd byte");
+}
+
+TEST_CASE("logger: lines below the level are not written, the rest arrive whole and in order") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  {
+    Logger logger(fds[1]);
+    logger.configure({LogLevel::info, true});
+    logger.write(LogLevel::debug, "hidden", {{"n", 0}});
+    for (int i = 1; i <= 3; ++i) logger.write(LogLevel::info, "shown", {{"n", i}});
+    logger.flush();
+  }
+  ::close(fds[1]);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  CHECK(text.find("hidden") == std::string::npos);
+  std::vector<int> seen;
+  for (std::size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1)
+    seen.push_back(nlohmann::json::parse(text.substr(at, nl - at))["n"].get<int>());
+  CHECK(seen == std::vector<int>{1, 2, 3});
+}
