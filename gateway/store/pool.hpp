@@ -92,7 +92,7 @@ struct PoolOptions {
   // WAL flush) on a worker, up to this many; 1 turns sharing off.
   unsigned group_max = 32;
   // Told when the database is lost (a connect failed) and regained.
-  std::function<void(bool reachable, const std::string& detail)> on_reachability;
+  std::function<void(bool reachable, const std::string& detail)> on_reachability = nullptr;
 };
 
 class Pool {

@@ -22,8 +22,7 @@ namespace {
 
 struct Rig {
   explicit Rig(unsigned size = 1, std::size_t queue_limit = 4096)
-      : pool(PoolOptions{SessionOptions{db.url()}, size, queue_limit, std::chrono::milliseconds(60000),
-                         std::chrono::milliseconds(10000), {}}),
+      : pool(PoolOptions{SessionOptions{db.url()}, size, queue_limit, std::chrono::milliseconds(60000)}),
         database(pool, RetryPolicy{4, std::chrono::milliseconds(1), std::chrono::milliseconds(5)}) {}
 
   // Runs one coroutine to completion on a private I/O context.
