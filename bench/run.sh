@@ -191,6 +191,7 @@ jq -n --slurpfile dev config/dev.json --argjson gwport "$gwport" --argjson pool 
     listen: {address: "127.0.0.1", port: $gwport},
     database: {url_env: "GATEWAY_DATABASE_URL", pool_size: $pool},
     http: {io_threads: $io, max_connections: $maxconn},
+    log: {access: false},
     agents: $dev[0].agents,
     operators: $dev[0].operators,
     providers: [{name: "booking", base_url: $provider,
@@ -584,7 +585,7 @@ relplot=$(basename -- "$plot")
   echo "| PostgreSQL | $pg_version, private cluster on 127.0.0.1, durable defaults: $(echo "$pg_settings" | tr '\n' ',' | sed 's/,$//; s/,/, /g') |"
   echo "| build | build/release, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1) |"
   echo "| commit | $commit |"
-  echo "| gateway | pool_size $pool, io_threads $io_threads, booking provider max_connections $provider_conns (config: build/bench-logs/gateway.json) |"
+  echo "| gateway | pool_size $pool, io_threads $io_threads, booking provider max_connections $provider_conns, access log off as nginx's (config: build/bench-logs/gateway.json) |"
   echo "| nginx | $nginx_version, worker_processes $io_threads, upstream keepalive 64, proxy_http_version 1.1, Connection \"\", access_log off |"
   echo "| load generator | gateway-load (bench/load.cpp): Asio coroutines on $load_threads thread(s), one keep-alive connection per agent; pgbench -M prepared -j 2, SERIALIZABLE, --max-tries=$max_tries |"
   echo "| data | seeded before the first measurement with $seed_tasks finished tasks x $seed_ops committed operations (bench/pgbench_seed.sql, ${seed_s} s); every measurement adds to it |"
