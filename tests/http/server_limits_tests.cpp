@@ -185,15 +185,24 @@ TEST_CASE("accept failing with EMFILE pauses and retries instead of spinning, th
   Harness h(gw::http::ServerLimits{});
   rlimit before{};
   REQUIRE(getrlimit(RLIMIT_NOFILE, &before) == 0);
-  Conn waiting(h.port);  // queued in the listen backlog before the limit drops
   // A new descriptor takes the lowest free number; the limit bounds the number. With the
-  // limit at that number there is no descriptor left for accept(): it fails with EMFILE.
+  // limit one above it, the client's socket below takes the last descriptor, and the
+  // server's accept() of that connection fails with EMFILE. The limit drops first: a
+  // connection made before it could be accepted before it dropped (a race the test lost
+  // on a busy machine).
   const int lowest_free = ::dup(0);
   REQUIRE(lowest_free >= 0);
   ::close(lowest_free);
   rlimit tight = before;
-  tight.rlim_cur = static_cast<rlim_t>(lowest_free);
+  tight.rlim_cur = static_cast<rlim_t>(lowest_free + 1);
   REQUIRE(setrlimit(RLIMIT_NOFILE, &tight) == 0);
+  std::optional<Conn> waiting;
+  try {
+    waiting.emplace(h.port);  // waits in the listen backlog
+  } catch (...) {
+    setrlimit(RLIMIT_NOFILE, &before);
+    throw;
+  }
   const auto errors_at = [&] { return h.server.accept_errors(); };
   // Give accept a full second to fail: with a pause that doubles from 5 ms it tries about 8
   // times; a loop without a pause would fail hundreds of thousands of times.
@@ -203,8 +212,8 @@ TEST_CASE("accept failing with EMFILE pauses and retries instead of spinning, th
   CHECK(failed >= 1);
   CHECK(failed < 50);
 
-  REQUIRE(waiting.send(hello));
-  CHECK(waiting.receive_until("ok").find("200 OK") != std::string::npos);
+  REQUIRE(waiting->send(hello));
+  CHECK(waiting->receive_until("ok").find("200 OK") != std::string::npos);
 }
 #endif
 
