@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Where one load spends its database time: bench/profile.sh MODE AGENTS SECONDS [gateway-load args]
+#   e.g. bench/profile.sh protected 64 8 --names sequential
+# Starts a private PostgreSQL (durable defaults, plus pg_stat_statements with planning time), the
+# booking demo provider and the gateway from build/release, runs gateway-load once, then prints:
+# the load's summary, CPU ticks of the gateway, PostgreSQL and the machine over the run, the
+# statements by time spent (calls, execution and planning ms), the operations by state, and the
+# serialization failures in the PostgreSQL log by reason. Everything is stopped and removed at
+# the end. The numbers behind docs/performance.md came from it; bench/run.sh is the benchmark.
+# Env: POOL (database.pool_size, 16), GROUP (database.group_max, 32), PROFILE_DIR
+# (build/profile), PROFILE_PG_PORT (55801), PROFILE_GATEWAY_PORT (18801),
+# PROFILE_PROVIDER_PORT (19801), PROFILE_CONTROL_PORT (19802).
+set -euo pipefail
+
+repo=$(cd "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+[ $# -ge 3 ] || { sed -n '2,3p' "$0" >&2; exit 2; }
+mode=$1 agents=$2 seconds=$3
+shift 3
+
+bin=$repo/build/release/bin
+dir=${PROFILE_DIR:-$repo/build/profile}
+pgdir=$dir/pg
+pgport=${PROFILE_PG_PORT:-55801}
+gwport=${PROFILE_GATEWAY_PORT:-18801}
+provport=${PROFILE_PROVIDER_PORT:-19801}
+ctlport=${PROFILE_CONTROL_PORT:-19802}
+
+scripts/build.sh release --target write-gateway demo-provider gateway-load >&2
+mkdir -p "$dir"
+gateway_pid=
+provider_pid=
+# shellcheck source=scripts/lib.sh
+source "$repo/scripts/lib.sh"
+# shellcheck disable=SC2317 # called by the trap
+cleanup() {
+  if [ -n "$gateway_pid" ]; then stop_pid "$gateway_pid" 30; fi
+  if [ -n "$provider_pid" ]; then stop_pid "$provider_pid" 5; fi
+  scripts/pg.sh destroy "$pgdir" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+scripts/pg.sh destroy "$pgdir" >/dev/null 2>&1 || true
+PG_EXTRA_OPTS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on" \
+  scripts/pg.sh start "$pgdir" "$pgport" >/dev/null
+GATEWAY_DATABASE_URL=$(scripts/pg.sh url "$pgdir" "$pgport")
+export GATEWAY_DATABASE_URL
+pglog=$(readlink -f "$pgdir")/postgres.log
+psql_q() { psql "$GATEWAY_DATABASE_URL" -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+DEMO_PROVIDER_CREDENTIAL=booking-secret \
+  "$bin/demo-provider" --kind booking --port "$provport" --control-port "$ctlport" >"$dir/provider.log" 2>&1 &
+provider_pid=$!
+jq -n --slurpfile dev config/dev.json --argjson port "$gwport" --argjson pool "${POOL:-16}" \
+  --argjson group "${GROUP:-32}" --arg provider "http://127.0.0.1:$provport" '{
+    listen: {address: "127.0.0.1", port: $port},
+    database: {url_env: "GATEWAY_DATABASE_URL", pool_size: $pool, group_max: $group},
+    http: {io_threads: 2},
+    log: {access: false},
+    agents: $dev[0].agents,
+    operators: $dev[0].operators,
+    providers: [{name: "booking", base_url: $provider, max_connections: 64,
+                 credential: {tenants: {"tenant-a": {env: "BOOKING_KEY_TENANT_A"}}}}]
+  }' >"$dir/gateway.json"
+BOOKING_KEY_TENANT_A=booking-secret "$bin/write-gateway" --config "$dir/gateway.json" >"$dir/gateway.log" 2>&1 &
+gateway_pid=$!
+wait_ready "$gateway_pid" "http://127.0.0.1:$gwport/readyz" 100 0.1 ||
+  { tail -n 20 "$dir/gateway.log" >&2; echo "profile.sh: the gateway did not get ready" >&2; exit 1; }
+
+psql_q -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' -c 'SELECT pg_stat_statements_reset()' >/dev/null
+serialization_before=$(grep -c 'could not serialize' "$pglog" || true)
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+postgres_ticks() {
+  local total=0 pid
+  for pid in $(pgrep -u postgres); do total=$((total + $(ticks "$pid"))); done
+  echo "$total"
+}
+machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
+g0=$(ticks "$gateway_pid"); p0=$(postgres_ticks); read -r busy0 idle0 < <(machine_ticks)
+"$bin/gateway-load" --mode "$mode" --port "$gwport" --clients "$agents" --duration "$seconds" "$@"
+g1=$(ticks "$gateway_pid"); p1=$(postgres_ticks); read -r busy1 idle1 < <(machine_ticks)
+
+echo
+echo "CPU ticks ($(getconf CLK_TCK)/s per core, $(nproc) cores): gateway $((g1 - g0)), postgres $((p1 - p0))," \
+  "machine busy $((busy1 - busy0)), idle or waiting $((idle1 - idle0))"
+echo
+echo "Statements by time (ms):"
+psql_q -A -F ' | ' -c "
+  SELECT calls, round(total_exec_time::numeric) AS exec_ms, round(total_plan_time::numeric) AS plan_ms,
+         round(((total_exec_time + total_plan_time) / NULLIF(calls, 0))::numeric, 3) AS ms_per_call,
+         left(regexp_replace(query, '\s+', ' ', 'g'), 100) AS statement
+  FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 15"
+echo
+echo "Operations by state:"
+psql_q -At -F ' ' -c 'SELECT state, count(*) FROM operations GROUP BY state ORDER BY state'
+echo
+echo "Serialization failures: $(( $(grep -c 'could not serialize' "$pglog" || true) - serialization_before ))"
+grep -A2 'could not serialize' "$pglog" | grep -oE 'Reason code: .*' | sort | uniq -c | sort -rn || true
