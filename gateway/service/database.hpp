@@ -30,46 +30,14 @@ class Database {
   template <class Fn, class R = std::invoke_result_t<Fn&, Session&>>
   asio::awaitable<R> once(Fn fn, Lane lane = Lane::request) {
     static_assert(!std::is_void_v<R>, "return a value from database work");
-    auto done = co_await resume_with<Completion<R>>([this, &fn, lane](std::function<void(Completion<R>)> complete) {
-      pool_.submit(Pool::Job{
-          [&fn, complete](Session& session) {
-            Completion<R> c;
-            try {
-              c.value.emplace(fn(session));
-            } catch (...) {
-              c.error = std::current_exception();
-            }
-            complete(std::move(c));
-          },
-          [complete] {
-            complete(Completion<R>{std::make_exception_ptr(AuthorityUnavailable(
-                                       "no database connection became free in time (queue full or timed out)")),
-                                   std::nullopt});
-          },
-          lane});
-    });
-    if (done.error) std::rethrow_exception(done.error);
-    co_return std::move(*done.value);
+    co_return co_await submit<R>(fn, static_cast<NotShared*>(nullptr), lane);
   }
 
   // once(), trying a conflicting decision again up to the policy's attempts;
   // then AuthorityUnavailable.
   template <class Fn, class R = std::invoke_result_t<Fn&, Session&>>
   asio::awaitable<R> decide(Fn fn, Lane lane = Lane::request) {
-    for (unsigned attempt = 1;; ++attempt) {
-      std::optional<Conflict> conflict;
-      try {
-        co_return co_await once(std::ref(fn), lane);
-      } catch (const Conflict& c) {
-        conflict = c;
-      }
-      if (attempt >= retry_.max_attempts) {
-        if (metrics_) metrics_->count_conflict_give_up();
-        throw AuthorityUnavailable(std::string("gave up after retries: ") + conflict->what());
-      }
-      if (metrics_) metrics_->count_conflict_retry();
-      co_await pause(backoff_delay(retry_, attempt, jitter()));
-    }
+    co_return co_await retried<R>([&] { return submit<R>(fn, static_cast<NotShared*>(nullptr), lane); });
   }
 
   // decide() for a decision that may share its transaction and commit with
@@ -80,20 +48,7 @@ class Database {
   template <class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&>>
   asio::awaitable<R> decide_shared(Alone alone, InTx in_tx, Lane lane = Lane::request) {
     static_assert(std::is_same_v<R, std::invoke_result_t<InTx&, pqxx::dbtransaction&>>);
-    for (unsigned attempt = 1;; ++attempt) {
-      std::optional<Conflict> conflict;
-      try {
-        co_return co_await shared_once(alone, in_tx, lane);
-      } catch (const Conflict& c) {
-        conflict = c;
-      }
-      if (attempt >= retry_.max_attempts) {
-        if (metrics_) metrics_->count_conflict_give_up();
-        throw AuthorityUnavailable(std::string("gave up after retries: ") + conflict->what());
-      }
-      if (metrics_) metrics_->count_conflict_retry();
-      co_await pause(backoff_delay(retry_, attempt, jitter()));
-    }
+    co_return co_await retried<R>([&] { return submit<R>(alone, &in_tx, lane); });
   }
 
   const RetryPolicy& retry() const { return retry_; }
@@ -111,33 +66,61 @@ class Database {
     std::optional<R> value;
   };
 
-  template <class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&>>
-  asio::awaitable<R> shared_once(Alone& alone, InTx& in_tx, Lane lane) {
+  struct NotShared {};
+
+  // One job on the pool, awaited: `alone` on a worker, or, given `in_tx`,
+  // possibly staged in a transaction shared with other jobs. `alone` and
+  // `in_tx` must outlive the returned awaitable.
+  template <class R, class Alone, class InTx>
+  asio::awaitable<R> submit(Alone& alone, InTx* in_tx, Lane lane) {
     auto done = co_await resume_with<Completion<R>>([&](std::function<void(Completion<R>)> complete) {
-      // The result a shared transaction made, kept until its commit.
-      auto staged = std::make_shared<std::optional<R>>();
-      pool_.submit(Pool::Job{
-          [&alone, complete](Session& session) {
-            Completion<R> c;
-            try {
-              c.value.emplace(alone(session));
-            } catch (...) {
-              c.error = std::current_exception();
-            }
-            complete(std::move(c));
-          },
-          [complete] {
-            complete(Completion<R>{std::make_exception_ptr(AuthorityUnavailable(
-                                       "no database connection became free in time (queue full or timed out)")),
-                                   std::nullopt});
-          },
-          lane,
-          Pool::Job::Shared{[&in_tx, staged](pqxx::dbtransaction& tx) { staged->emplace(in_tx(tx)); },
-                            [complete, staged] { complete(Completion<R>{nullptr, std::move(*staged)}); },
-                            [complete](std::exception_ptr error) { complete(Completion<R>{error, std::nullopt}); }}});
+      Pool::Job job{[&alone, complete](Session& session) {
+                      Completion<R> c;
+                      try {
+                        c.value.emplace(alone(session));
+                      } catch (...) {
+                        c.error = std::current_exception();
+                      }
+                      complete(std::move(c));
+                    },
+                    [complete] {
+                      complete(Completion<R>{std::make_exception_ptr(AuthorityUnavailable(
+                                                 "no database connection became free in time (queue full or timed out)")),
+                                             std::nullopt});
+                    },
+                    lane};
+      if constexpr (!std::is_same_v<InTx, NotShared>) {
+        // The result a shared transaction made, kept until its commit.
+        auto staged = std::make_shared<std::optional<R>>();
+        job.shared = Pool::Job::Shared{
+            [in_tx, staged](pqxx::dbtransaction& tx) { staged->emplace((*in_tx)(tx)); },
+            [complete, staged] { complete(Completion<R>{nullptr, std::move(*staged)}); },
+            [complete](std::exception_ptr error) { complete(Completion<R>{error, std::nullopt}); }};
+      }
+      pool_.submit(std::move(job));
     });
     if (done.error) std::rethrow_exception(done.error);
     co_return std::move(*done.value);
+  }
+
+  // Awaits attempt() until it does not conflict, pausing on a timer between
+  // tries, up to the policy's attempts; then AuthorityUnavailable.
+  template <class R, class Attempt>
+  asio::awaitable<R> retried(Attempt attempt_once) {
+    for (unsigned attempt = 1;; ++attempt) {
+      std::optional<Conflict> conflict;
+      try {
+        co_return co_await attempt_once();
+      } catch (const Conflict& c) {
+        conflict = c;
+      }
+      if (attempt >= retry_.max_attempts) {
+        if (metrics_) metrics_->count_conflict_give_up();
+        throw AuthorityUnavailable(std::string("gave up after retries: ") + conflict->what());
+      }
+      if (metrics_) metrics_->count_conflict_retry();
+      co_await pause(backoff_delay(retry_, attempt, jitter()));
+    }
   }
 
   static asio::awaitable<void> pause(std::chrono::milliseconds delay) {

@@ -26,6 +26,25 @@ bool contains(const std::string& locks, const std::string& what) { return locks.
 
 const Intent op_1{"tenant-a", "trip-1", "trip-1-op-1", "value-1", 0};
 
+// trip-1 claimed at 10 and op_1 admitted at 20, as a new key: with the
+// addresses of its rows.
+struct Admitted {
+  Admitted() {
+    grant = f.claim("tenant-a", "trip-1", "region-a", 10, 100'000);
+    f.at(20);
+    admitted = f.ledger.admit(f.session, f.admission(grant, op_1));
+    REQUIRE(admitted.rows);
+  }
+  // The outcome record of that attempt, carrying the admitted rows.
+  OutcomeRecord outcome(OperationState state, unsigned status) const {
+    return {{"tenant-a", "trip-1"}, "trip-1-op-1", 1, state, RecordedResponse{status, "[]", "{}", "", 2},
+            "provider replied", admitted.rows};
+  }
+  StoreFixture f;
+  GrantToken grant;
+  AdmissionResult admitted;
+};
+
 }  // namespace
 
 TEST_CASE("hot path: a first claim inserts the task without reading the tasks index") {
@@ -79,15 +98,10 @@ TEST_CASE("hot path: a new key is admitted without reading the operations or att
 }
 
 TEST_CASE("hot path: the outcome of that admission updates its rows at their addresses, no index read") {
-  StoreFixture f;
-  auto grant = f.claim("tenant-a", "trip-1", "region-a", 10, 100'000);
-  f.at(20);
-  auto a = f.ledger.admit(f.session, f.admission(grant, op_1));
-  REQUIRE(a.rows);
+  Admitted a;
+  auto& f = a.f;
   pqxx::transaction<pqxx::serializable> tx(f.session.connection());
-  auto o = f.ledger.record_outcome(
-      tx, {{"tenant-a", "trip-1"}, "trip-1-op-1", 1, OperationState::succeeded, RecordedResponse{201, "[]", "{}", "", 2}, "ok", a.rows},
-      grant);
+  auto o = f.ledger.record_outcome(tx, a.outcome(OperationState::succeeded, 201), a.grant);
   CHECK(o.recorded);
   CHECK(o.version == 1);
   const auto locks = page_read_locks(f, tx);
@@ -100,36 +114,22 @@ TEST_CASE("hot path: the outcome of that admission updates its rows at their add
 }
 
 TEST_CASE("hot path: an outcome whose rows moved since admission finds them by key") {
-  StoreFixture f;
-  auto grant = f.claim("tenant-a", "trip-1", "region-a", 10, 100'000);
-  f.at(20);
-  auto a = f.ledger.admit(f.session, f.admission(grant, op_1));
-  REQUIRE(a.rows);
+  Admitted a;
+  auto& f = a.f;
   // Another version of both rows (what a sweep's update does), same values.
   f.db.exec("UPDATE operations SET updated_ms = updated_ms");
   f.db.exec("UPDATE operation_attempts SET admitted_ms = admitted_ms");
-  CHECK(f.db.scalar("SELECT ctid::text FROM operations") != a.rows->operation);
-  auto o = f.ledger.record_outcome(
-      f.session,
-      {{"tenant-a", "trip-1"}, "trip-1-op-1", 1, OperationState::succeeded, RecordedResponse{201, "[]", "{}", "", 2}, "ok", a.rows},
-      grant);
-  CHECK(o.recorded);
+  CHECK(f.db.scalar("SELECT ctid::text FROM operations") != a.admitted.rows->operation);
+  CHECK(f.ledger.record_outcome(f.session, a.outcome(OperationState::succeeded, 201), a.grant).recorded);
   CHECK(f.db.scalar("SELECT state FROM operations") == "succeeded");
   CHECK(f.db.scalar("SELECT outcome FROM operation_attempts") == "succeeded");
 }
 
 TEST_CASE("hot path: an outcome whose attempt row alone moved still records the attempt") {
-  StoreFixture f;
-  auto grant = f.claim("tenant-a", "trip-1", "region-a", 10, 100'000);
-  f.at(20);
-  auto a = f.ledger.admit(f.session, f.admission(grant, op_1));
-  REQUIRE(a.rows);
+  Admitted a;
+  auto& f = a.f;
   f.db.exec("UPDATE operation_attempts SET admitted_ms = admitted_ms");
-  auto o = f.ledger.record_outcome(
-      f.session,
-      {{"tenant-a", "trip-1"}, "trip-1-op-1", 1, OperationState::rejected, RecordedResponse{422, "[]", "{}", "", 2}, "no", a.rows},
-      grant);
-  CHECK(o.recorded);
+  CHECK(f.ledger.record_outcome(f.session, a.outcome(OperationState::rejected, 422), a.grant).recorded);
   CHECK(f.db.scalar("SELECT state FROM operations") == "rejected");
   CHECK(f.db.scalar("SELECT outcome || ' ' || upstream_status FROM operation_attempts") == "rejected 422");
 }
