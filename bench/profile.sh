@@ -7,9 +7,10 @@
 # statements by time spent (calls, execution and planning ms), the operations by state, and the
 # serialization failures in the PostgreSQL log by reason. Everything is stopped and removed at
 # the end. The numbers behind docs/performance.md came from it; bench/run.sh is the benchmark.
-# Env: POOL (database.pool_size, 16), GROUP (database.group_max, 32), PROFILE_DIR
+# Env: POOL (database.pool_size, 16), GROUP (database.group_max, 32), IO_THREADS (http.io_threads, 2), PROFILE_DIR
 # (build/profile), PROFILE_PG_PORT (55801), PROFILE_GATEWAY_PORT (18801),
-# PROFILE_PROVIDER_PORT (19801), PROFILE_CONTROL_PORT (19802).
+# PROFILE_PROVIDER_PORT (19801), PROFILE_CONTROL_PORT (19802), PERF_DATA (a path: `perf record -g`
+# of the gateway during the load, written there; read it with `perf report -i PATH`).
 set -euo pipefail
 
 repo=$(cd "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,7 +19,7 @@ cd "$repo"
 mode=$1 agents=$2 seconds=$3
 shift 3
 
-bin=$repo/build/release/bin
+bin=${BIN_DIR:-$repo/build/release/bin}
 dir=${PROFILE_DIR:-$repo/build/profile}
 pgdir=$dir/pg
 pgport=${PROFILE_PG_PORT:-55801}
@@ -26,7 +27,7 @@ gwport=${PROFILE_GATEWAY_PORT:-18801}
 provport=${PROFILE_PROVIDER_PORT:-19801}
 ctlport=${PROFILE_CONTROL_PORT:-19802}
 
-scripts/build.sh release --target write-gateway demo-provider gateway-load >&2
+[ -n "${BIN_DIR:-}" ] || scripts/build.sh release --target write-gateway demo-provider gateway-load >&2
 mkdir -p "$dir"
 gateway_pid=
 provider_pid=
@@ -52,10 +53,10 @@ DEMO_PROVIDER_CREDENTIAL=booking-secret \
   "$bin/demo-provider" --kind booking --port "$provport" --control-port "$ctlport" >"$dir/provider.log" 2>&1 &
 provider_pid=$!
 jq -n --slurpfile dev config/dev.json --argjson port "$gwport" --argjson pool "${POOL:-16}" \
-  --argjson group "${GROUP:-32}" --arg provider "http://127.0.0.1:$provport" '{
+  --argjson group "${GROUP:-32}" --argjson io "${IO_THREADS:-2}" --arg provider "http://127.0.0.1:$provport" '{
     listen: {address: "127.0.0.1", port: $port},
     database: {url_env: "GATEWAY_DATABASE_URL", pool_size: $pool, group_max: $group},
-    http: {io_threads: 2},
+    http: {io_threads: $io},
     log: {access: false},
     agents: $dev[0].agents,
     operators: $dev[0].operators,
@@ -67,6 +68,9 @@ gateway_pid=$!
 wait_ready "$gateway_pid" "http://127.0.0.1:$gwport/readyz" 100 0.1 ||
   { tail -n 20 "$dir/gateway.log" >&2; echo "profile.sh: the gateway did not get ready" >&2; exit 1; }
 
+# One booking (bk_1) for pass-through GETs (--mode passthrough), as bench/run.sh makes.
+curl -sf -X POST -H 'Authorization: Bearer booking-secret' -H 'Content-Type: application/json' \
+  -d '{"slot":"bench-passthrough","customer":"bench"}' "http://127.0.0.1:$provport/bookings" >/dev/null
 psql_q -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' -c 'SELECT pg_stat_statements_reset()' >/dev/null
 serialization_before=$(grep -c 'could not serialize' "$pglog" || true)
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
@@ -77,7 +81,13 @@ postgres_ticks() {
 }
 machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
 g0=$(ticks "$gateway_pid"); p0=$(postgres_ticks); read -r busy0 idle0 < <(machine_ticks)
+perf_pid=
+if [ -n "${PERF_DATA:-}" ]; then
+  perf record -q -F 499 ${PERF_CALL_GRAPH:--g} -p "$gateway_pid" -o "$PERF_DATA" 2>/dev/null &
+  perf_pid=$!
+fi
 "$bin/gateway-load" --mode "$mode" --port "$gwport" --clients "$agents" --duration "$seconds" "$@"
+if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
 g1=$(ticks "$gateway_pid"); p1=$(postgres_ticks); read -r busy1 idle1 < <(machine_ticks)
 
 echo

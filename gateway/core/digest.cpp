@@ -1,17 +1,47 @@
 #include "core/digest.hpp"
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include <algorithm>
+#include <array>
+#include <memory>
 #include <stdexcept>
 
 namespace gw {
 
+namespace {
+
+// OpenSSL 3's one-shot SHA256() looks the algorithm up (under a lock) on
+// every call; a token is hashed on every request, so fetch it once and keep
+// one digest context per thread.
+const EVP_MD* sha256_md() {
+  static const EVP_MD* md = [] {
+    const EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA2-256", nullptr);
+    if (!fetched) throw std::runtime_error("SHA-256 is not available");
+    return fetched;
+  }();
+  return md;
+}
+
+struct DigestContext {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx{EVP_MD_CTX_new(), &EVP_MD_CTX_free};
+};
+
+}  // namespace
+
 std::string sha256(std::string_view bytes) {
+  thread_local DigestContext context;
   std::string out(SHA256_DIGEST_LENGTH, '\0');
-  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
-         reinterpret_cast<unsigned char*>(out.data()));
+  unsigned int length = 0;
+  auto* ctx = context.ctx.get();
+  if (!ctx || EVP_DigestInit_ex2(ctx, sha256_md(), nullptr) != 1 ||
+      EVP_DigestUpdate(ctx, bytes.data(), bytes.size()) != 1 ||
+      EVP_DigestFinal_ex(ctx, reinterpret_cast<unsigned char*>(out.data()), &length) != 1 ||
+      length != SHA256_DIGEST_LENGTH)
+    throw std::runtime_error("SHA-256 failed");
   return out;
 }
 
@@ -29,9 +59,29 @@ std::string to_hex(std::string_view bytes) {
 std::string sha256_hex(std::string_view bytes) { return to_hex(sha256(bytes)); }
 
 std::string random_bytes(std::size_t count) {
+  // Every request takes ids from here (request, trace, span): drawing them
+  // from a per-thread block of CSPRNG output costs one RAND_bytes call (and
+  // its fork check, a getpid system call) per block instead of three per
+  // request. Each byte is handed out once.
+  struct Block {
+    std::array<unsigned char, 512> bytes;
+    std::size_t used = 512;
+  };
+  thread_local Block block;
   std::string out(count, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(count)) != 1)
-    throw std::runtime_error("RAND_bytes failed");
+  if (count > block.bytes.size()) {
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(count)) != 1)
+      throw std::runtime_error("RAND_bytes failed");
+    return out;
+  }
+  if (block.bytes.size() - block.used < count) {
+    if (RAND_bytes(block.bytes.data(), static_cast<int>(block.bytes.size())) != 1)
+      throw std::runtime_error("RAND_bytes failed");
+    block.used = 0;
+  }
+  std::copy_n(block.bytes.data() + block.used, count, out.data());
+  OPENSSL_cleanse(block.bytes.data() + block.used, count);
+  block.used += count;
   return out;
 }
 

@@ -31,15 +31,19 @@ using tcp = asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 struct Server::State : std::enable_shared_from_this<Server::State> {
-  State(asio::io_context& io, ServerLimits l, Handler h, Screen s)
-      : io(io),
+  State(std::vector<asio::io_context*> contexts, ServerLimits l, Handler h, Screen s)
+      : ios(std::move(contexts)),
         limits(l),
         handler(std::move(h)),
         screen(std::move(s)),
-        acceptor(asio::make_strand(io)),
+        acceptor(asio::make_strand(*ios.front())),
         slot_freed(acceptor.get_executor()) {}
 
-  asio::io_context& io;
+  // Where the next accepted connection is served (acceptor strand only).
+  asio::io_context& next_io() { return *ios[next_io_index++ % ios.size()]; }
+
+  std::vector<asio::io_context*> ios;
+  std::size_t next_io_index = 0;
   ServerLimits limits;
   Handler handler;
   Screen screen;
@@ -69,12 +73,16 @@ Fields header_fields(const bhttp::request_header<>& h) {
   return out;
 }
 
-Request to_request(bhttp::request<bhttp::string_body>&& m, const std::string& remote) {
+// `head` is the header section as checked before the body was read. Beast
+// adds a chunked body's trailer fields to the message; they are dropped
+// here, so a field can never reach the application (or a provider) without
+// the head checks (http/framing.hpp) having seen it.
+Request to_request(bhttp::request<bhttp::string_body>&& m, Fields&& head, const std::string& remote) {
   Request r;
   r.method = std::string(m.method_string());
   r.target = std::string(m.target());
   r.keep_alive = m.keep_alive();
-  for (const auto& f : m) r.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+  r.headers = std::move(head);
   r.body = std::move(m.body());
   r.remote = remote;
   return r;
@@ -197,7 +205,8 @@ asio::awaitable<void> serve(Server::State& state, Stream& stream, const std::str
     // Refused before any body byte is read: the rest of the connection could
     // not be trusted to start where this request ends.
     const auto target = header.target();
-    if (auto why = head_problem(std::string_view(target.data(), target.size()), header_fields(header))) {
+    Fields head_fields = header_fields(header);
+    if (auto why = head_problem(std::string_view(target.data(), target.size()), head_fields)) {
       auto reply = problem(Code::invalid_request, "malformed HTTP request: " + *why);
       reply.close = true;
       co_await write_reply(stream, std::move(reply), version, false, false, limits);
@@ -240,7 +249,7 @@ asio::awaitable<void> serve(Server::State& state, Stream& stream, const std::str
 
     auto message = parser.release();
     const bool head = message.method() == bhttp::verb::head;
-    auto request = to_request(std::move(message), remote);
+    auto request = to_request(std::move(message), std::move(head_fields), remote);
     const bool client_keep_alive = request.keep_alive;
     beast::get_lowest_layer(stream).expires_never();  // the handler has its own deadlines
     Response reply = co_await state.handler(std::move(request));
@@ -298,7 +307,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state) {
       state->slot_freed.expires_at(asio::steady_timer::time_point::max());
       co_await state->slot_freed.async_wait(use_tuple);
     }
-    auto [ec, socket] = co_await state->acceptor.async_accept(asio::make_strand(state->io), use_tuple);
+    auto [ec, socket] = co_await state->acceptor.async_accept(asio::make_strand(state->next_io()), use_tuple);
     if (ec) {
       if (ec == asio::error::operation_aborted || !state->acceptor.is_open()) co_return;
       // E.g. EMFILE: the pending connection stays queued and would fail
@@ -320,7 +329,10 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state) {
 }  // namespace
 
 Server::Server(asio::io_context& io, ServerLimits limits, Handler handler, Screen screen)
-    : state_(std::make_shared<State>(io, limits, std::move(handler), std::move(screen))) {}
+    : Server(std::vector<asio::io_context*>{&io}, limits, std::move(handler), std::move(screen)) {}
+
+Server::Server(std::vector<asio::io_context*> ios, ServerLimits limits, Handler handler, Screen screen)
+    : state_(std::make_shared<State>(std::move(ios), limits, std::move(handler), std::move(screen))) {}
 
 Server::~Server() { stop_accepting(); }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace boost::asio {
 class io_context;
@@ -43,6 +44,10 @@ using Screen = std::function<std::optional<Response>(const Request& head)>;
 class Server {
  public:
   Server(boost::asio::io_context& io, ServerLimits limits, Handler handler, Screen screen = {});
+  // Accepts on the first io_context and spreads connections over all of
+  // them in turn: with one io_context per thread, a connection's requests
+  // are served on one thread, with no hand-over between threads.
+  Server(std::vector<boost::asio::io_context*> ios, ServerLimits limits, Handler handler, Screen screen = {});
   ~Server();
 
   // HTTPS with `context` for connections accepted from now on (null: plain

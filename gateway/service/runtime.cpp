@@ -102,11 +102,18 @@ struct Runtime::Impl {
   std::unique_ptr<Pool> pool;
   std::unique_ptr<Database> database;
   std::unique_ptr<App> app;
-  asio::io_context io;
+  // One io_context per I/O thread (http.io_threads), each run by its thread
+  // alone: a connection, its requests and their forwards stay on one thread,
+  // as in an nginx worker, instead of waking another thread at every step.
+  // The first also runs the listener, the duties and the upstream pools'
+  // housekeeping.
+  std::vector<std::unique_ptr<asio::io_context>> ios;
   std::unique_ptr<upstream::Client> upstream;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::unique_ptr<http::Server> server;
   std::vector<std::thread> io_threads;
+
+  asio::io_context& io() { return *ios.front(); }
 
   // Background duties, each a loop on its own timer that awaits its database
   // job before it arms the timer again: never two at once, nothing sleeps.
@@ -276,15 +283,19 @@ std::uint16_t Runtime::start() {
   };
   m.pool = std::make_unique<Pool>(std::move(pool_options));
   m.database = std::make_unique<Database>(*m.pool, m.retry, &m.metrics);
-  m.upstream = std::make_unique<upstream::Client>(m.io);
+  for (unsigned i = 0; i < std::max(1u, m.config.http.io_threads); ++i)
+    m.ios.push_back(std::make_unique<asio::io_context>(1));
+  m.upstream = std::make_unique<upstream::Client>(m.io());
   m.app = std::make_unique<App>(
       App::Deps{m.config, *m.database, *m.pool, m.authority, m.ledger, m.held, m.operators, m.resolutions,
                 m.rejections, m.reconcile, m.webhooks, m.metrics, m.upstream.get()});
   const auto& h = m.config.http;
   http::ServerLimits limits{h.max_header_bytes, h.max_body_bytes, h.read_timeout, h.idle_timeout,
                             h.header_timeout,   h.read_timeout,   h.max_connections};
+  std::vector<asio::io_context*> ios;
+  for (auto& io : m.ios) ios.push_back(io.get());
   m.server = std::make_unique<http::Server>(
-      m.io, limits, [app = m.app.get()](http::Request r) { return app->handle(std::move(r)); },
+      std::move(ios), limits, [app = m.app.get()](http::Request r) { return app->handle(std::move(r)); },
       [app = m.app.get()](const http::Request& head) { return app->screen(head); });
   if (tls) m.server->set_tls_context(std::move(tls));
   auto port = m.server->listen(m.config.listen.address, m.config.listen.port);
@@ -292,9 +303,11 @@ std::uint16_t Runtime::start() {
                                 {"version", build_version()},
                                 {"commit", build_commit()},
                                 {"clock", m.clock.manual() ? "manual" : "database"}});
-  m.work.emplace(m.io.get_executor());
-  for (unsigned i = 0; i < h.io_threads; ++i) m.io_threads.emplace_back([&m] { m.io.run(); });
-  m.duties.emplace(asio::make_strand(m.io));
+  for (auto& io : m.ios) {
+    m.work.push_back(asio::make_work_guard(*io));
+    m.io_threads.emplace_back([&io = *io] { io.run(); });
+  }
+  m.duties.emplace(asio::make_strand(m.io()));
   m.tick_timer.emplace(*m.duties);
   m.sweep_timer.emplace(*m.duties);
   if (!m.clock.manual()) asio::co_spawn(*m.duties, m.tick_loop(), asio::detached);
@@ -367,8 +380,8 @@ void Runtime::stop(std::chrono::milliseconds drain) {
         if (*timer) (*timer)->cancel();
     });
   m.pool->stop();
-  m.work.reset();
-  m.io.stop();
+  m.work.clear();
+  for (auto& io : m.ios) io->stop();
   for (auto& t : m.io_threads) t.join();
   m.io_threads.clear();
   m.server.reset();

@@ -1,12 +1,13 @@
 // Client: finds (or creates) the pool for an endpoint and hands it the
-// request. The map is the only state shared between threads outside a
-// strand, so it sits behind a mutex.
+// request. The list of pools is shared between threads, so it sits behind a
+// mutex; it is short (one pool per provider) and searched without building a
+// key, because every forward looks it up.
 #include "upstream/client.hpp"
 
 #include "upstream/pool.hpp"
 
 #include <mutex>
-#include <unordered_map>
+#include <vector>
 
 namespace gw::upstream {
 namespace detail {
@@ -15,23 +16,20 @@ class client_state {
  public:
   explicit client_state(net::io_context& io) : io_(io) {}
 
+  // Pools are keyed by name, host, port and TLS.
+  struct keyed_pool {
+    std::string name, host, port;
+    bool tls;
+    std::shared_ptr<detail::pool> shared;
+    bool serves(const Endpoint& e) const { return tls == e.tls && name == e.name && host == e.host && port == e.port; }
+  };
+
   net::io_context& io_;
   std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<pool>> pools_;  // guarded by mutex_
-  bool stopped_ = false;                                           // guarded by mutex_
+  std::vector<keyed_pool> pools_;  // guarded by mutex_
+  bool stopped_ = false;           // guarded by mutex_
 };
 
-namespace {
-
-std::string pool_key(const Endpoint& endpoint) {
-  std::string key = endpoint.name;
-  for (const auto* part : {&endpoint.host, &endpoint.port}) key += '\0' + *part;
-  key += '\0';
-  key += endpoint.tls ? "tls" : "tcp";
-  return key;
-}
-
-}  // namespace
 }  // namespace detail
 
 Client::Client(boost::asio::io_context& io) : state_(std::make_unique<detail::client_state>(io)) {}
@@ -39,30 +37,38 @@ Client::Client(boost::asio::io_context& io) : state_(std::make_unique<detail::cl
 Client::~Client() { shutdown(); }
 
 void Client::send(const Endpoint& endpoint, Request request, std::function<void(Result)> done) {
+  send(state_->io_, endpoint, std::move(request), std::move(done));
+}
+
+void Client::send(boost::asio::io_context& on, const Endpoint& endpoint, Request request,
+                  std::function<void(Result)> done) {
   std::shared_ptr<detail::pool> pool;
   {
     std::lock_guard lock(state_->mutex_);
     if (!state_->stopped_) {
-      auto& slot = state_->pools_[detail::pool_key(endpoint)];
-      if (!slot) slot = std::make_shared<detail::pool>(state_->io_, endpoint);
-      pool = slot;
+      for (const auto& p : state_->pools_)
+        if (p.serves(endpoint)) pool = p.shared;
+      if (!pool) {
+        pool = std::make_shared<detail::pool>(state_->io_, endpoint);
+        state_->pools_.push_back({endpoint.name, endpoint.host, endpoint.port, endpoint.tls, pool});
+      }
     }
   }
   if (!pool) {
-    return detail::deliver(state_->io_, std::move(done),
+    return detail::deliver(on, std::move(done),
                            detail::unsent(Failure::queue_timeout, "upstream client is shut down"));
   }
-  pool->submit(endpoint, std::move(request), std::move(done));
+  pool->submit(on, endpoint, std::move(request), std::move(done));
 }
 
 void Client::shutdown() {
-  std::unordered_map<std::string, std::shared_ptr<detail::pool>> pools;
+  std::vector<detail::client_state::keyed_pool> pools;
   {
     std::lock_guard lock(state_->mutex_);
     state_->stopped_ = true;
     pools.swap(state_->pools_);
   }
-  for (auto& [key, pool] : pools) pool->shutdown();
+  for (auto& p : pools) p.shared->shutdown();
 }
 
 }  // namespace gw::upstream

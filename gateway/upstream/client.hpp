@@ -79,6 +79,8 @@ class client_state;
 
 class Client {
  public:
+  // `io` runs the pools' housekeeping, and the exchanges of send() without
+  // an io_context of its own.
   explicit Client(boost::asio::io_context& io);
   ~Client();  // shutdown(); in-flight exchanges still complete their callbacks
   Client(const Client&) = delete;
@@ -87,6 +89,11 @@ class Client {
   // Thread-safe. done() runs on an io_context thread, exactly once, never
   // inside send(). A sent request is never resent by the client.
   void send(const Endpoint& endpoint, Request request, std::function<void(Result)> done);
+  // The same, with the exchange on `on` (a connection opened on it, and
+  // done() called there): the gateway passes the io_context of the thread
+  // serving the request, so a forward stays on one thread.
+  void send(boost::asio::io_context& on, const Endpoint& endpoint, Request request,
+            std::function<void(Result)> done);
 
   // Stops accepting (later sends fail as queue_timeout, unsent), closes idle
   // connections and fails queued requests; in-flight exchanges finish or hit

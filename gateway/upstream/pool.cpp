@@ -15,11 +15,15 @@
 namespace gw::upstream::detail {
 
 struct pool::call {
+  net::io_context* on = nullptr;
   Endpoint endpoint;
   Request request;
   std::function<void(Result)> done;
+  // Only for a call that waits: its queue deadline, and the strand where
+  // the deadline fires and where a freed slot starts it.
+  std::optional<strand_type> strand;
   std::optional<timer_type> queue_timer;
-  bool queued = false;
+  bool queued = false;  // guarded by the pool's mutex
 };
 
 Result unsent(Failure failure, std::string detail) {
@@ -34,64 +38,81 @@ void deliver(net::io_context& io, std::function<void(Result)> done, Result resul
   net::post(io, [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
 }
 
-pool::pool(net::io_context& io, const Endpoint& endpoint)
-    : io_(io),
-      strand_(net::make_strand(io)),
+pool::pool(net::io_context& home, const Endpoint& endpoint)
+    : home_(home),
       // 0 would queue every request until its queue deadline.
       max_connections_(std::max<std::size_t>(1, endpoint.max_connections)),
       max_queued_(endpoint.max_queued),
       idle_retire_(endpoint.idle_retire),
-      sweep_timer_(strand_) {
+      sweep_strand_(net::make_strand(home)),
+      sweep_timer_(sweep_strand_) {
   if (endpoint.tls) tls_context_ = make_tls_context(endpoint.ca_file, tls_context_error_);
 }
 
 pool::~pool() = default;
 
-void pool::submit(const Endpoint& endpoint, Request request, std::function<void(Result)> done) {
+void pool::submit(net::io_context& on, const Endpoint& endpoint, Request request,
+                  std::function<void(Result)> done) {
   auto c = std::make_shared<call>();
+  c->on = &on;
   c->endpoint = endpoint;
   c->request = std::move(request);
   c->done = std::move(done);
-  net::post(strand_, [self = shared_from_this(), c] { self->admit(c); });
+  auto refuse = [&](Failure failure, std::string detail) {
+    deliver(on, std::move(c->done), unsent(failure, std::move(detail)));
+  };
+  if (auto problem = request_problem(c->request); !problem.empty())
+    return refuse(Failure::write_failed_unsent, "request not sent: " + problem);
+  if (endpoint.tls && !tls_context_) return refuse(Failure::tls_failed, tls_context_error_);
+  {
+    std::unique_lock lock(mutex_);
+    if (stopped_) {
+      lock.unlock();
+      return refuse(Failure::queue_timeout, "upstream client is shut down");
+    }
+    if (busy_ >= max_connections_ || !waiters_.empty()) {
+      // Bounded: past it a burst is refused at once, unsent, instead of
+      // holding memory and agents' connections until each one's deadline.
+      if (waiters_.size() >= max_queued_) {
+        lock.unlock();
+        return refuse(Failure::queue_timeout,
+                      "upstream queue full (max_queued " + std::to_string(max_queued_) + "); nothing was sent");
+      }
+      c->queued = true;
+      c->strand.emplace(net::make_strand(on));
+      c->queue_timer.emplace(*c->strand);
+      c->queue_timer->expires_after(c->endpoint.queue_timeout);
+      c->queue_timer->async_wait([self = shared_from_this(), c](error_code) { self->on_queue_deadline(c); });
+      waiters_.push_back(c);
+      return;
+    }
+    ++busy_;
+  }
+  start(c);
 }
 
 void pool::shutdown() {
-  net::post(strand_, [self = shared_from_this()] { self->stop(); });
-}
-
-void pool::admit(const std::shared_ptr<call>& c) {
-  if (stopped_) return complete(*c, unsent(Failure::queue_timeout, "upstream client is shut down"));
-  if (auto problem = request_problem(c->request); !problem.empty())
-    return complete(*c, unsent(Failure::write_failed_unsent, "request not sent: " + problem));
-  if (c->endpoint.tls && !tls_context_) return complete(*c, unsent(Failure::tls_failed, tls_context_error_));
-  if (busy_ < max_connections_ && waiters_.empty()) return start(c);
-  // Bounded: past it a burst is refused at once, unsent, instead of holding
-  // memory and agents' connections until each one's queue deadline.
-  if (waiters_.size() >= max_queued_)
-    return complete(*c, unsent(Failure::queue_timeout, "upstream queue full (max_queued " +
-                                                           std::to_string(max_queued_) + "); nothing was sent"));
-
-  c->queued = true;
-  c->queue_timer.emplace(strand_);
-  c->queue_timer->expires_after(c->endpoint.queue_timeout);
-  c->queue_timer->async_wait([self = shared_from_this(), c](error_code) { self->on_queue_deadline(c); });
-  waiters_.push_back(c);
+  net::post(sweep_strand_, [self = shared_from_this()] { self->stop(); });
 }
 
 void pool::on_queue_deadline(const std::shared_ptr<call>& c) {
-  // Whoever takes a waiter off the queue clears `queued` first, so a timer
-  // that fired in the same instant finds nothing to do.
-  if (!c->queued) return;
-  c->queued = false;
-  waiters_.erase(std::find(waiters_.begin(), waiters_.end(), c));
-  complete(*c, unsent(Failure::queue_timeout, "no connection slot within queue_timeout (" +
-                                                  std::to_string(busy_) + " exchanges in flight)"));
+  // Whoever takes a waiter off the queue clears `queued` first, under the
+  // lock, so a timer that fired in the same instant finds nothing to do.
+  std::size_t busy = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (!c->queued) return;
+    c->queued = false;
+    waiters_.erase(std::find(waiters_.begin(), waiters_.end(), c));
+    busy = busy_;
+  }
+  complete(*c, unsent(Failure::queue_timeout,
+                      "no connection slot within queue_timeout (" + std::to_string(busy) + " exchanges in flight)"));
 }
 
 void pool::start(const std::shared_ptr<call>& c) {
-  ++busy_;
-  if (auto conn = take_idle()) return run(c, std::move(conn));
-  auto conn = std::make_shared<connection>(strand_, tls_context_);
+  if (auto conn = take_idle(*c->on)) return run(c, std::move(conn));
+  auto conn = std::make_shared<connection>(net::make_strand(*c->on), tls_context_);
   conn->connect(c->endpoint, [self = shared_from_this(), c, conn](Failure failure, std::string detail) {
     if (failure != Failure::none) return self->finish(c, unsent(failure, std::move(detail)), nullptr);
     self->run(c, conn);
@@ -105,84 +126,144 @@ void pool::run(const std::shared_ptr<call>& c, std::shared_ptr<connection> conn)
                });
 }
 
+// On the connection's strand, after its exchange (or its connect) ended.
 void pool::finish(const std::shared_ptr<call>& c, Result result, std::shared_ptr<connection> reusable) {
-  --busy_;
-  if (reusable && stopped_) {
-    reusable->close();
-  } else if (reusable) {
-    idle_.push_back({std::move(reusable), std::chrono::steady_clock::now()});
-    schedule_sweep();
+  std::vector<std::shared_ptr<call>> started;
+  bool sweep = false;
+  {
+    std::lock_guard lock(mutex_);
+    --busy_;
+    if (reusable && !stopped_) {
+      idle_locked(*c->on).push_back({std::move(reusable), std::chrono::steady_clock::now()});
+      sweep = !sweep_armed_;
+      sweep_armed_ = true;
+    }
+    started = take_waiters_locked();
   }
+  if (reusable) reusable->close();  // only left set when the pool has stopped
+  if (sweep) net::post(sweep_strand_, [self = shared_from_this()] { self->schedule_sweep(); });
   complete(*c, std::move(result));
-  start_waiters();
+  start_elsewhere(std::move(started));
 }
 
 void pool::complete(call& c, Result result) {
   auto done = std::move(c.done);
   c.done = nullptr;  // exactly once, even if some path came back here
-  deliver(io_, std::move(done), std::move(result));
+  if (done) done(std::move(result));
 }
 
-void pool::start_waiters() {
+std::vector<std::shared_ptr<pool::call>> pool::take_waiters_locked() {
+  std::vector<std::shared_ptr<call>> taken;
   while (busy_ < max_connections_ && !waiters_.empty()) {
     auto c = std::move(waiters_.front());
     waiters_.pop_front();
     c->queued = false;
-    c->queue_timer->cancel();
-    start(c);
+    ++busy_;
+    taken.push_back(std::move(c));
   }
+  return taken;
 }
 
-std::shared_ptr<connection> pool::take_idle() {
+void pool::start_elsewhere(std::vector<std::shared_ptr<call>> calls) {
+  // Each on its own io_context, where its queue timer lives.
+  for (auto& c : calls)
+    net::post(*c->strand, [self = shared_from_this(), c] {
+      c->queue_timer->cancel();
+      self->start(c);
+    });
+}
+
+std::deque<pool::idle_connection>& pool::idle_locked(net::io_context& io) {
+  for (auto& list : idle_)
+    if (list.io == &io) return list.entries;
+  idle_.push_back({&io, {}});
+  return idle_.back().entries;
+}
+
+std::shared_ptr<connection> pool::take_idle(net::io_context& io) {
   // Newest first: it is the least likely to have been closed by the peer.
-  const auto now = std::chrono::steady_clock::now();
-  while (!idle_.empty()) {
-    auto entry = std::move(idle_.back());
-    idle_.pop_back();
+  // The check for a peer's close is a system call, so it is made outside
+  // the lock, on a connection nobody else can take any more.
+  for (;;) {
+    std::optional<idle_connection> entry;
+    {
+      std::lock_guard lock(mutex_);
+      auto& idle = idle_locked(io);
+      if (idle.empty()) return nullptr;
+      entry.emplace(std::move(idle.back()));
+      idle.pop_back();
+    }
     // Retiring well before the provider's keep-alive timeout makes the race
     // "peer closes just as we write" (an unknown outcome) rare.
-    if (now - entry.since >= idle_retire_ || entry.conn->peer_closed()) {
-      entry.conn->close();
+    if (std::chrono::steady_clock::now() - entry->since >= idle_retire_ || entry->conn->peer_closed()) {
+      entry->conn->close();
       continue;
     }
-    return std::move(entry.conn);
+    return std::move(entry->conn);
   }
-  return nullptr;
 }
 
 void pool::schedule_sweep() {
-  if (sweep_armed_ || idle_.empty() || stopped_) return;
-  sweep_armed_ = true;
-  sweep_timer_.expires_at(idle_.front().since + idle_retire_);
+  std::chrono::steady_clock::time_point oldest = std::chrono::steady_clock::time_point::max();
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& list : idle_)
+      if (!list.entries.empty()) oldest = std::min(oldest, list.entries.front().since);
+    if (stopped_ || oldest == std::chrono::steady_clock::time_point::max()) {
+      sweep_armed_ = false;
+      return;
+    }
+    sweep_armed_ = true;
+  }
+  sweep_timer_.expires_at(oldest + idle_retire_);
   sweep_timer_.async_wait([self = shared_from_this()](error_code ec) {
-    self->sweep_armed_ = false;
-    if (!ec) self->sweep();
+    if (ec) {
+      std::lock_guard lock(self->mutex_);
+      self->sweep_armed_ = false;
+      return;
+    }
+    self->sweep();
   });
 }
 
 void pool::sweep() {
   // Closes idle connections nobody will reuse, so they do not hold the
-  // provider's sockets open; take_idle() would refuse them anyway.
-  const auto now = std::chrono::steady_clock::now();
-  while (!idle_.empty() && now - idle_.front().since >= idle_retire_) {
-    idle_.front().conn->close();
-    idle_.pop_front();
+  // provider's sockets open; take_idle() would refuse them anyway. A socket
+  // that sits idle has no operation in progress, so it may be closed from
+  // here whichever io_context it was opened on.
+  std::vector<std::shared_ptr<connection>> retired;
+  {
+    std::lock_guard lock(mutex_);
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& list : idle_)
+      while (!list.entries.empty() && now - list.entries.front().since >= idle_retire_) {
+        retired.push_back(std::move(list.entries.front().conn));
+        list.entries.pop_front();
+      }
   }
+  for (auto& conn : retired) conn->close();
   schedule_sweep();
 }
 
 void pool::stop() {
-  stopped_ = true;
-  for (auto& entry : idle_) entry.conn->close();
-  idle_.clear();
-  sweep_timer_.cancel();
-  auto waiters = std::move(waiters_);
-  waiters_.clear();
-  for (auto& c : waiters) {
-    c->queued = false;
-    c->queue_timer->cancel();
-    complete(*c, unsent(Failure::queue_timeout, "upstream client shut down while the request was queued"));
+  std::vector<std::shared_ptr<connection>> idle;
+  std::deque<std::shared_ptr<call>> waiters;
+  {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    for (auto& list : idle_)
+      for (auto& entry : list.entries) idle.push_back(std::move(entry.conn));
+    idle_.clear();
+    waiters.swap(waiters_);
+    for (auto& c : waiters) c->queued = false;
   }
+  for (auto& conn : idle) conn->close();
+  sweep_timer_.cancel();
+  for (auto& c : waiters)
+    net::post(*c->strand, [c] {
+      c->queue_timer->cancel();
+      complete(*c, unsent(Failure::queue_timeout, "upstream client shut down while the request was queued"));
+    });
 }
 
 }  // namespace gw::upstream::detail

@@ -1,8 +1,14 @@
 // One endpoint's connection pool: at most max_connections exchanges at a
-// time, a FIFO queue of at most max_queued with a deadline for the rest, idle keep-alive
-// connections checked before reuse and retired after idle_retire. All state
-// lives on the pool's strand; submit() and shutdown() may be called from any
-// thread.
+// time, a FIFO queue of at most max_queued with a deadline for the rest, idle
+// keep-alive connections checked before reuse and retired after idle_retire.
+//
+// Threads: the gateway runs one io_context per I/O thread, and a request's
+// exchange runs on the io_context of the thread that asked for it (on a
+// strand of its own connection), so a pass-through never hands work to
+// another thread. The counters, the queue and the idle lists are shared by
+// every thread and guarded by one mutex held only for a few instructions;
+// idle connections are kept per io_context, so a connection is only ever
+// reused on the io_context its socket was opened on.
 #pragma once
 
 #include "upstream/asio_types.hpp"
@@ -11,7 +17,10 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace boost::asio::ssl {
 class context;
@@ -24,20 +33,23 @@ class connection;
 // A result for a request that never reached the socket.
 Result unsent(Failure failure, std::string detail);
 
-// Posts done(result) to the io_context, so callers' code never runs on a
-// pool's strand nor inside send().
+// Posts done(result) to `io`, for answers given before any I/O started: the
+// caller's code never runs inside send().
 void deliver(net::io_context& io, std::function<void(Result)> done, Result result);
 
 class pool : public std::enable_shared_from_this<pool> {
  public:
-  // Pool-wide settings (max_connections, idle_retire, ca_file) come from
-  // `endpoint`; per-request limits come from each submit().
-  pool(net::io_context& io, const Endpoint& endpoint);
+  // Pool-wide settings (max_connections, max_queued, idle_retire, ca_file)
+  // come from `endpoint`; per-request limits come from each submit(). `home`
+  // runs the idle sweep.
+  pool(net::io_context& home, const Endpoint& endpoint);
   ~pool();
   pool(const pool&) = delete;
   pool& operator=(const pool&) = delete;
 
-  void submit(const Endpoint& endpoint, Request request, std::function<void(Result)> done);
+  // Any thread. The exchange runs on `on`: its connection is one opened on
+  // `on` (idle or new), and `done` is called there.
+  void submit(net::io_context& on, const Endpoint& endpoint, Request request, std::function<void(Result)> done);
   void shutdown();
 
  private:
@@ -46,34 +58,46 @@ class pool : public std::enable_shared_from_this<pool> {
     std::shared_ptr<connection> conn;
     std::chrono::steady_clock::time_point since;
   };
+  // The idle connections opened on one io_context, oldest first.
+  struct idle_list {
+    net::io_context* io;
+    std::deque<idle_connection> entries;
+  };
 
-  void admit(const std::shared_ptr<call>& c);
-  void on_queue_deadline(const std::shared_ptr<call>& c);
+  // Holding a slot: reuse an idle connection of c's io_context or open one.
   void start(const std::shared_ptr<call>& c);
   void run(const std::shared_ptr<call>& c, std::shared_ptr<connection> conn);
   void finish(const std::shared_ptr<call>& c, Result result, std::shared_ptr<connection> reusable);
-  void complete(call& c, Result result);
-  void start_waiters();
-  std::shared_ptr<connection> take_idle();
-  void schedule_sweep();
+  void on_queue_deadline(const std::shared_ptr<call>& c);
+  static void complete(call& c, Result result);
+  // Under mutex_: hands free slots to the first waiters, returned to be
+  // started on their own io_contexts once the lock is released.
+  std::vector<std::shared_ptr<call>> take_waiters_locked();
+  void start_elsewhere(std::vector<std::shared_ptr<call>> calls);
+  std::shared_ptr<connection> take_idle(net::io_context& io);
+  std::deque<idle_connection>& idle_locked(net::io_context& io);
+  void schedule_sweep();  // on sweep_strand_
   void sweep();
   void stop();
 
-  net::io_context& io_;
-  strand_type strand_;
+  net::io_context& home_;
   const std::size_t max_connections_;
   const std::size_t max_queued_;
   const std::chrono::milliseconds idle_retire_;
   std::shared_ptr<net::ssl::context> tls_context_;  // null for plain TCP or when loading failed
   std::string tls_context_error_;
 
-  // Strand-only state.
-  std::size_t busy_ = 0;                      // exchanges holding a slot, connecting ones included
-  std::deque<idle_connection> idle_;          // oldest first
+  std::mutex mutex_;
+  // Guarded by mutex_.
+  std::size_t busy_ = 0;                       // exchanges holding a slot, connecting ones included
+  std::vector<idle_list> idle_;                // one per io_context that has had a connection
   std::deque<std::shared_ptr<call>> waiters_;  // FIFO
-  timer_type sweep_timer_;
   bool sweep_armed_ = false;
   bool stopped_ = false;
+
+  // The idle sweep's timer, armed and fired on its own strand of home_.
+  strand_type sweep_strand_;
+  timer_type sweep_timer_;
 };
 
 }  // namespace gw::upstream::detail

@@ -201,3 +201,28 @@ TEST_CASE("a provider cannot set the gateway's own reply headers") {
   CHECK(committed.header("Committed-Version") == "2");
   CHECK_FALSE(committed.header("Idempotent-Replayed"));
 }
+
+TEST_CASE("a chunked body's trailer fields never reach the provider: a method override there is not forwarded") {
+  Booked b;
+  auto& provider = b.rig.provider;
+  const auto seen = provider.requests().size();
+  const std::string path = task_path("tenant-a", "task-a", "providers/booking/bookings/bk_1");
+  // The head passes every check; the override and a second Authorization
+  // arrive after the body, as trailer fields, where no head check looks.
+  const auto reply = b.c.raw("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + agent_a +
+                             "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                             "0\r\nX-HTTP-Method-Override: DELETE\r\nAuthorization: Bearer " +
+                             agent_b + "\r\n\r\n");
+  const ParsedReply parsed = parse_raw(reply.bytes);
+  CHECK(parsed.status_line == "HTTP/1.1 200 OK");
+  const auto requests = provider.requests();
+  REQUIRE(requests.size() == seen + 1);
+  const auto& sent = requests.back();
+  CHECK(sent["method"] == "GET");
+  for (const auto& [name, value] : sent["headers"].items()) {
+    CAPTURE(name);
+    CHECK(name != "X-HTTP-Method-Override");
+    CHECK(value.dump().find(agent_b) == std::string::npos);
+  }
+  CHECK(HttpClient(b.rig.gateway.port()).get(path, agent_a).status == 200);  // bk_1 still there
+}

@@ -537,3 +537,97 @@ TEST_CASE("TLS failures after the request: counted as sent") {
 
 }  // namespace
 }  // namespace gw::upstream::test
+
+namespace gw::upstream::test {
+namespace {
+
+// Two io_contexts, each run by one thread, as the gateway runs its I/O
+// threads; the client's own housekeeping runs on a third.
+class per_thread_harness {
+ public:
+  per_thread_harness() {
+    for (auto* io : {&home_, &a_, &b_}) {
+      work_.push_back(net::make_work_guard(*io));
+      threads_.emplace_back([io] { io->run(); });
+    }
+    client_.emplace(home_);
+  }
+  ~per_thread_harness() {
+    client_.reset();
+    work_.clear();
+    for (auto& t : threads_) t.join();
+  }
+
+  // Sends on `on`; the future holds the result and whether done() ran on
+  // `on`'s own thread.
+  std::future<std::pair<Result, bool>> start(net::io_context& on, const Endpoint& e, Request request) {
+    auto promise = std::make_shared<std::promise<std::pair<Result, bool>>>();
+    auto future = promise->get_future();
+    client_->send(on, e, std::move(request), [promise, &on](Result r) {
+      promise->set_value({std::move(r), on.get_executor().running_in_this_thread()});
+    });
+    return future;
+  }
+  std::pair<Result, bool> send(net::io_context& on, const Endpoint& e, Request request) {
+    auto future = start(on, e, std::move(request));
+    REQUIRE(future.wait_for(60s) == std::future_status::ready);
+    return future.get();
+  }
+
+  net::io_context home_{1}, a_{1}, b_{1};
+
+ private:
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> work_;
+  std::vector<std::thread> threads_;
+  std::optional<Client> client_;
+};
+
+TEST_CASE("per io_context: an exchange completes on the io_context it was sent on, and reuses only connections opened there") {
+  test_server server(answer_all(reply(200, "ok")));
+  per_thread_harness h;
+  const auto e = local(server);
+  for (auto* on : {&h.a_, &h.b_, &h.a_, &h.b_, &h.a_}) {
+    auto [result, on_its_thread] = h.send(*on, e, get());
+    check_success(result, 200);
+    CHECK(on_its_thread);
+  }
+  // One keep-alive connection per io_context, each reused there only.
+  CHECK(server.connections() == 2);
+}
+
+TEST_CASE("per io_context: a slot freed on one io_context starts the request queued on another, there") {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<void> first_in;
+  std::atomic<int> seen{0};
+  test_server server([&](session& s) {
+    while (s.read_request()) {
+      if (++seen == 1) {
+        first_in.set_value();
+        released.wait();
+      }
+      s.write(reply(200, "ok"));
+    }
+  });
+  per_thread_harness h;
+  auto e = local(server);
+  e.max_connections = 1;
+  auto first = h.start(h.a_, e, get("/first"));
+  first_in.get_future().wait();
+  auto queued = h.start(h.b_, e, get("/queued"));  // waits: the only slot is taken on a_
+  CHECK(queued.wait_for(100ms) == std::future_status::timeout);
+  release.set_value();
+  auto [first_result, first_on_a] = first.get();
+  check_success(first_result, 200);
+  CHECK(first_on_a);
+  REQUIRE(queued.wait_for(60s) == std::future_status::ready);
+  auto [queued_result, queued_on_b] = queued.get();
+  check_success(queued_result, 200);
+  CHECK(queued_on_b);
+  // The idle connection was opened on a_, so b_ opened its own.
+  CHECK(server.connections() == 2);
+  CHECK(seen == 2);
+}
+
+}  // namespace
+}  // namespace gw::upstream::test
