@@ -63,7 +63,7 @@ jq -n --slurpfile dev config/dev.json --argjson port "$gwport" --argjson pool "$
     providers: [{name: "booking", base_url: $provider, max_connections: 64,
                  credential: {tenants: {"tenant-a": {env: "BOOKING_KEY_TENANT_A"}}}}]
   }' >"$dir/gateway.json"
-BOOKING_KEY_TENANT_A=booking-secret "$bin/write-gateway" --config "$dir/gateway.json" >"$dir/gateway.log" 2>&1 &
+BOOKING_KEY_TENANT_A=booking-secret LD_PRELOAD=${GATEWAY_PRELOAD:-} "$bin/write-gateway" --config "$dir/gateway.json" >"$dir/gateway.log" 2>&1 &
 gateway_pid=$!
 wait_ready "$gateway_pid" "http://127.0.0.1:$gwport/readyz" 100 0.1 ||
   { tail -n 20 "$dir/gateway.log" >&2; echo "profile.sh: the gateway did not get ready" >&2; exit 1; }

@@ -10,18 +10,25 @@ constexpr std::array<double, 11> upstream_bounds{0.005, 0.01, 0.025, 0.05, 0.1, 
 
 double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
-template <class Map, class Key>
-Histogram& histogram_for(Map& map, const Key& key, std::span<const double> bounds) {
+template <class Map>
+Histogram& histogram_for(Map& map, std::string_view key, std::span<const double> bounds) {
   auto it = map.find(key);
-  if (it == map.end()) it = map.emplace(Key(key), Histogram(bounds)).first;
+  if (it == map.end()) it = map.emplace(std::string(key), Histogram(bounds)).first;
   return it->second;
 }
 
 }  // namespace
 
+void Metrics::count(PairCounts& counts, std::string_view first, std::string_view second) {
+  const std::pair<std::string_view, std::string_view> key(first, second);
+  auto it = counts.find(key);
+  if (it == counts.end()) it = counts.emplace(LabelPair(first, second), 0).first;
+  ++it->second;
+}
+
 void Metrics::count_reply(const std::string& route, std::string_view code, std::chrono::nanoseconds took) {
   std::lock_guard lock(mutex_);
-  ++replies_[{route, std::string(code)}];
+  count(replies_, route, code);
   histogram_for(latency_, route, request_bounds).observe(seconds(took));
 }
 
@@ -37,12 +44,12 @@ void Metrics::observe_upstream(const std::string& provider, std::chrono::nanosec
 
 void Metrics::count_outcome(const std::string& provider, std::string_view outcome) {
   std::lock_guard lock(mutex_);
-  ++outcomes_[{provider, std::string(outcome)}];
+  count(outcomes_, provider, outcome);
 }
 
 void Metrics::observe_decision(std::string_view kind, std::chrono::nanoseconds took) {
   std::lock_guard lock(mutex_);
-  histogram_for(decisions_, std::string(kind), request_bounds).observe(seconds(took));
+  histogram_for(decisions_, kind, request_bounds).observe(seconds(took));
 }
 
 void Metrics::count_conflict_retry() {
@@ -63,12 +70,12 @@ void Metrics::count_sweep(bool ok, std::uint64_t swept) {
 
 void Metrics::count_lookup(const std::string& provider, std::string_view result) {
   std::lock_guard lock(mutex_);
-  ++lookups_[{provider, std::string(result)}];
+  count(lookups_, provider, result);
 }
 
 void Metrics::count_resolved(std::string_view source, std::string_view outcome) {
   std::lock_guard lock(mutex_);
-  ++resolved_[{std::string(source), std::string(outcome)}];
+  count(resolved_, source, outcome);
 }
 
 void Metrics::set_held(std::vector<Held> held) {

@@ -67,17 +67,31 @@ class Metrics {
   void set_held(std::vector<Held> held);
 
  private:
+  // Two labels; looked up by string_views, so counting a reply that has
+  // been counted before allocates nothing.
+  using LabelPair = std::pair<std::string, std::string>;
+  struct LabelPairLess {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return std::pair<std::string_view, std::string_view>(a.first, a.second) <
+             std::pair<std::string_view, std::string_view>(b.first, b.second);
+    }
+  };
+  using PairCounts = std::map<LabelPair, std::uint64_t, LabelPairLess>;
+  static void count(PairCounts& counts, std::string_view first, std::string_view second);
+
   mutable std::mutex mutex_;
-  std::map<std::pair<std::string, std::string>, std::uint64_t> replies_;
-  std::map<std::string, Histogram> latency_;
+  PairCounts replies_;
+  std::map<std::string, Histogram, std::less<>> latency_;
   std::map<std::string, std::uint64_t> events_;
-  std::map<std::string, Histogram> upstream_;
-  std::map<std::pair<std::string, std::string>, std::uint64_t> outcomes_;
+  std::map<std::string, Histogram, std::less<>> upstream_;
+  PairCounts outcomes_;
   std::map<std::string, Histogram, std::less<>> decisions_;
   std::uint64_t conflict_retries_ = 0, conflict_give_ups_ = 0;
   std::uint64_t sweeps_ok_ = 0, sweeps_failed_ = 0, swept_ = 0;
-  std::map<std::pair<std::string, std::string>, std::uint64_t> lookups_;
-  std::map<std::pair<std::string, std::string>, std::uint64_t> resolved_;
+  PairCounts lookups_;
+  PairCounts resolved_;
   std::optional<std::vector<Held>> held_;
 };
 
