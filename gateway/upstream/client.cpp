@@ -55,6 +55,18 @@ void Client::send(const Endpoint& endpoint, Request request, std::function<void(
   pool->submit(endpoint, std::move(request), std::move(done));
 }
 
+void Client::update(const Endpoint& endpoint) {
+  std::shared_ptr<detail::pool> pool;
+  {
+    std::lock_guard lock(state_->mutex_);
+    if (state_->stopped_) return;
+    auto& slot = state_->pools_[detail::pool_key(endpoint)];
+    if (!slot) slot = std::make_shared<detail::pool>(state_->io_, endpoint);
+    pool = slot;
+  }
+  pool->update(endpoint);
+}
+
 void Client::shutdown() {
   std::unordered_map<std::string, std::shared_ptr<detail::pool>> pools;
   {

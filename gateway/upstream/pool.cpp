@@ -37,6 +37,7 @@ void deliver(net::io_context& io, std::function<void(Result)> done, Result resul
 pool::pool(net::io_context& io, const Endpoint& endpoint)
     : io_(io),
       strand_(net::make_strand(io)),
+      generation_(endpoint.generation),
       // 0 would queue every request until its queue deadline.
       max_connections_(std::max<std::size_t>(1, endpoint.max_connections)),
       max_queued_(endpoint.max_queued),
@@ -55,11 +56,27 @@ void pool::submit(const Endpoint& endpoint, Request request, std::function<void(
   net::post(strand_, [self = shared_from_this(), c] { self->admit(c); });
 }
 
+void pool::update(const Endpoint& endpoint) {
+  net::post(strand_, [self = shared_from_this(), endpoint] { self->take_limits(endpoint); });
+}
+
 void pool::shutdown() {
   net::post(strand_, [self = shared_from_this()] { self->stop(); });
 }
 
+void pool::take_limits(const Endpoint& endpoint) {
+  if (endpoint.generation <= generation_) return;  // the same settings, or older ones
+  generation_ = endpoint.generation;
+  max_connections_ = std::max<std::size_t>(1, endpoint.max_connections);
+  max_queued_ = endpoint.max_queued;
+  idle_retire_ = endpoint.idle_retire;
+  // Exchanges over a lowered limit finish as they are: nothing is closed.
+  // Room under a raised one goes to the queue first, in order.
+  if (!stopped_) start_waiters();
+}
+
 void pool::admit(const std::shared_ptr<call>& c) {
+  take_limits(c->endpoint);
   if (stopped_) return complete(*c, unsent(Failure::queue_timeout, "upstream client is shut down"));
   if (auto problem = request_problem(c->request); !problem.empty())
     return complete(*c, unsent(Failure::write_failed_unsent, "request not sent: " + problem));

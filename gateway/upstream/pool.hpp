@@ -1,8 +1,9 @@
 // One endpoint's connection pool: at most max_connections exchanges at a
 // time, a FIFO queue of at most max_queued with a deadline for the rest, idle keep-alive
-// connections checked before reuse and retired after idle_retire. All state
-// lives on the pool's strand; submit() and shutdown() may be called from any
-// thread.
+// connections checked before reuse and retired after idle_retire. The limits
+// follow the newest settings generation seen (client.hpp, Endpoint). All
+// state lives on the pool's strand; submit(), update() and shutdown() may be
+// called from any thread.
 #pragma once
 
 #include "upstream/asio_types.hpp"
@@ -30,14 +31,16 @@ void deliver(net::io_context& io, std::function<void(Result)> done, Result resul
 
 class pool : public std::enable_shared_from_this<pool> {
  public:
-  // Pool-wide settings (max_connections, idle_retire, ca_file) come from
-  // `endpoint`; per-request limits come from each submit().
+  // Pool-wide settings (max_connections, max_queued, idle_retire, ca_file)
+  // come from `endpoint`, the limits until a newer generation comes;
+  // per-request limits come from each submit().
   pool(net::io_context& io, const Endpoint& endpoint);
   ~pool();
   pool(const pool&) = delete;
   pool& operator=(const pool&) = delete;
 
   void submit(const Endpoint& endpoint, Request request, std::function<void(Result)> done);
+  void update(const Endpoint& endpoint);
   void shutdown();
 
  private:
@@ -47,6 +50,7 @@ class pool : public std::enable_shared_from_this<pool> {
     std::chrono::steady_clock::time_point since;
   };
 
+  void take_limits(const Endpoint& endpoint);
   void admit(const std::shared_ptr<call>& c);
   void on_queue_deadline(const std::shared_ptr<call>& c);
   void start(const std::shared_ptr<call>& c);
@@ -61,13 +65,14 @@ class pool : public std::enable_shared_from_this<pool> {
 
   net::io_context& io_;
   strand_type strand_;
-  const std::size_t max_connections_;
-  const std::size_t max_queued_;
-  const std::chrono::milliseconds idle_retire_;
   std::shared_ptr<net::ssl::context> tls_context_;  // null for plain TCP or when loading failed
   std::string tls_context_error_;
 
   // Strand-only state.
+  std::uint64_t generation_;  // of the limits below
+  std::size_t max_connections_;
+  std::size_t max_queued_;
+  std::chrono::milliseconds idle_retire_;
   std::size_t busy_ = 0;                      // exchanges holding a slot, connecting ones included
   std::deque<idle_connection> idle_;          // oldest first
   std::deque<std::shared_ptr<call>> waiters_;  // FIFO
