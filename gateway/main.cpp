@@ -1,8 +1,10 @@
 // write-gateway: wiring only. Loads the config, starts the runtime, waits
 // for SIGINT/SIGTERM and stops gracefully; SIGHUP reads the config file again
-// for its tokens (config/reload.hpp) and reloads the TLS files.
+// for its tokens and the providers' credentials and limits
+// (config/reload.hpp), and reloads the TLS files.
 #include "config/config.hpp"
 #include "config/reload.hpp"
+#include "service/event_log.hpp"
 #include "service/runtime.hpp"
 
 #include <algorithm>
@@ -41,6 +43,56 @@ void raise_open_file_limit(const gw::Config& config) {
               << std::endl;
 }
 
+// Long enough for forwards in progress to finish: the longest provider
+// deadline, plus a margin.
+std::chrono::milliseconds drain_for(const gw::Config& config) {
+  auto drain = std::chrono::milliseconds(2000);
+  for (const auto& p : config.providers) drain = std::max(drain, p.request_timeout + std::chrono::milliseconds(2000));
+  return drain;
+}
+
+// "tokens: 2 agents, 1 operators; providers: booking, crm"
+std::string reloaded_summary(const gw::Config& config) {
+  std::string out = "tokens: ";
+  out += std::to_string(config.agents.size());
+  out += " agents, ";
+  out += std::to_string(config.operators.size());
+  out += " operators; providers: ";
+  if (config.providers.empty()) out += "none";
+  for (std::size_t i = 0; i < config.providers.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += config.providers[i].name;
+  }
+  return out;
+}
+
+// SIGHUP: a config that fails validation, or changes more than what a reload
+// may change, is refused whole: the running one stays, and the line says why
+// (the field, as at start). `file` becomes the new one when it is taken.
+void reload_config(const std::string& config_path, gw::ConfigFile& file, gw::Runtime& runtime,
+                   std::chrono::milliseconds& drain) {
+  try {
+    auto next = gw::read_config_file(config_path);
+    if (auto changed = gw::fixed_field_changed(file.text, next.text)) {
+      std::cout << "write-gateway config reload refused, still serving the previous config: " << *changed
+                << " changed; only agents, operators and providers' credentials and limits are reloaded, "
+                   "restart for the rest"
+                << std::endl;
+      gw::log_event(gw::LogLevel::warn, "config_reload_refused", {{"field", *changed}});
+      return;
+    }
+    const auto changed = gw::reloaded_fields_changed(file.config, next.config);
+    runtime.reload(next.config, changed);
+    // Forwards started under the old timeouts may still be running at a stop.
+    drain = std::max(drain, drain_for(next.config));
+    std::cout << "write-gateway reloaded its config (" << reloaded_summary(next.config) << ")" << std::endl;
+    file = std::move(next);
+  } catch (const gw::ConfigError& e) {
+    std::cout << "write-gateway config reload failed, still serving the previous config: " << e.what() << std::endl;
+    gw::log_event(gw::LogLevel::warn, "config_reload_failed", {{"error", e.what()}});
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,9 +129,7 @@ int main(int argc, char** argv) {
       std::cout << "migrations applied" << std::endl;
       return 0;
     }
-    // Let forwards in progress finish: the longest provider deadline, plus a margin.
-    auto drain = std::chrono::milliseconds(2000);
-    for (const auto& p : config.providers) drain = std::max(drain, p.request_timeout + std::chrono::milliseconds(2000));
+    auto drain = drain_for(config);
     auto port = runtime.start();
     std::cout << "write-gateway listening on port " << port
               << (options.manual_clock ? " (manual clock)" : "") << std::endl;
@@ -87,23 +137,7 @@ int main(int argc, char** argv) {
     for (;;) {
       sigwait(&handled, &signal);
       if (signal != SIGHUP) break;
-      // A config that fails validation, or changes more than the tokens, is refused whole:
-      // the running one stays, and the line says why (the field, as at start).
-      try {
-        auto next = gw::read_config_file(config_path);
-        if (auto changed = gw::fixed_field_changed(file.text, next.text)) {
-          std::cout << "write-gateway config reload refused, still serving the previous config: " << *changed
-                    << " changed; only agents and operators are reloaded, restart for the rest" << std::endl;
-        } else {
-          runtime.reload_tokens(next.config);
-          file.text = std::move(next.text);
-          std::cout << "write-gateway reloaded its tokens (" << next.config.agents.size() << " agents, "
-                    << next.config.operators.size() << " operators)" << std::endl;
-        }
-      } catch (const gw::ConfigError& e) {
-        std::cout << "write-gateway config reload failed, still serving the previous config: " << e.what()
-                  << std::endl;
-      }
+      reload_config(config_path, file, runtime, drain);
       // A failed reload keeps the running certificate: never stop serving over it.
       auto reload = runtime.reload_tls();
       if (reload.ok)

@@ -1,8 +1,9 @@
 // The test-only control API on the control port. Plain HTTP, no auth, never
 // counted as business traffic. Every reply is JSON.
 //
-//   GET  /__test/requests       {"requests": [{"method","target","headers","body"}, ...]}:
-//                               every business request read, in order
+//   GET  /__test/requests       {"requests": [{"method","target","headers","body","connection"}, ...]}:
+//                               every business request read, in order; "connection" numbers
+//                               the business connections in accept order (a reused one repeats)
 //   GET  /__test/effects        {"effects": N, "by_key": {idempotency key: N}} ("" = no key)
 //   GET  /__test/activity       {"in_progress": N, "held": M}: business requests read and not
 //                               yet answered or closed (held ones included), and those held

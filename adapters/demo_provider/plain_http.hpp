@@ -4,6 +4,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,9 @@ struct plain_request {
   std::string target;   // path and query exactly as received
   header_list headers;  // names as received, in arrival order
   std::string body;
+  // Which business connection it came on: 1, 2, ... in accept order (0: none),
+  // so a test can tell a reused keep-alive connection from a new one.
+  std::uint64_t connection = 0;
 };
 
 struct plain_reply {

@@ -213,7 +213,8 @@ nlohmann::json provider_core::requests_json() const {
     list.push_back(nlohmann::json{{"method", request.method},
                                   {"target", request.target},
                                   {"headers", std::move(headers)},
-                                  {"body", request.body}});
+                                  {"body", request.body},
+                                  {"connection", request.connection}});
   }
   return nlohmann::json{{"requests", std::move(list)}};
 }

@@ -372,6 +372,7 @@ class provider_server {
   asio::awaitable<void> serve_business(Stream stream) {
     beast::tcp_stream& tcp = tcp_of(stream);
     tracking_guard tracked(business_connections_, tcp);
+    const std::uint64_t connection = ++connections_accepted_;
     if constexpr (std::is_same_v<Stream, tls_stream>) {
       tcp.expires_after(request_deadline);
       const auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, nothrow);
@@ -390,7 +391,8 @@ class provider_server {
         break;
       }
       const beast_request& request = *in.request;
-      const plain_request plain = to_plain(request);
+      plain_request plain = to_plain(request);
+      plain.connection = connection;
       core_.record(plain);
       in_progress_scope in_progress(core_);
 
@@ -471,6 +473,7 @@ class provider_server {
   tcp::endpoint control_endpoint_;
   std::shared_ptr<tcp::acceptor> business_acceptor_;  // null while refusing
   std::shared_ptr<tcp::acceptor> control_acceptor_;
+  std::uint64_t connections_accepted_ = 0;  // business connections, for the request records
 };
 
 }  // namespace

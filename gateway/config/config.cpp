@@ -8,10 +8,16 @@
 #include <nlohmann/json.hpp>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -235,52 +241,126 @@ bool is_token_char_string(const std::string& s) {
   return true;
 }
 
-// A credential resolved from the environment variable named at `path`.
-std::string credential_from(const std::string& env, const std::string& path) {
-  auto value = env_value(env, path);
-  if (!is_header_value(value)) fail(path, "the credential must be printable ASCII");
+// A credential file's content: what a Kubernetes or Docker secret mount
+// holds. One trailing newline is not part of it (editors and `echo` add
+// one). Opened without blocking, and only a regular file is read, so a path
+// that names a FIFO or a device cannot hang a start or a reload.
+std::string file_value(const std::string& file, const std::string& path) {
+  const auto fail_with = [&](const std::string& what) { fail(path, "cannot read " + file + ": " + what); };
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) fail_with(std::strerror(errno));
+  std::string value;
+  std::string problem;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    problem = std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    problem = "not a regular file";
+  } else {
+    char buffer[4096];
+    for (;;) {
+      const auto n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        problem = std::strerror(errno);
+        break;
+      }
+      if (n == 0) break;
+      value.append(buffer, static_cast<std::size_t>(n));
+      if (value.size() > max_credential_file_bytes) {
+        problem = "larger than " + std::to_string(max_credential_file_bytes) + " bytes";
+        break;
+      }
+    }
+  }
+  ::close(fd);
+  if (!problem.empty()) fail_with(problem);
+  if (!value.empty() && value.back() == '\n') value.pop_back();
+  if (value.empty()) fail(path, file + " is empty");
   return value;
 }
 
-// credential: {header, prefix} and either tenants: {tenant: {env}} (each
-// tenant its own account) or env with shared_by_tenants: true (one account
-// for every tenant, declared as such). One undeclared shared account would
-// let any tenant's agent read and change every other tenant's data there.
-void parse_credential(const json& j, const std::string& path, ProviderConfig& p) {
+// A path as written in the config: absolute, or relative to the config file's directory.
+std::string resolve_path(const std::string& file, const std::string& base_dir) {
+  if (file.empty() || file.front() == '/' || base_dir.empty()) return file;
+  return (std::filesystem::path(base_dir) / file).string();
+}
+
+struct SourcedCredential {
+  std::string value;
+  CredentialSource source;
+};
+
+// One credential from {"env": VAR} or {"file": PATH} in `o` (exactly one of
+// them), checked as a header value. Errors name the field, never the value.
+// `required`: absent both is an error at `o`'s own path.
+std::optional<SourcedCredential> credential_from(Object& o, const std::string& path, const std::string& base_dir,
+                                                 bool required) {
+  std::string env, file;
+  o.string("env", env);
+  o.string("file", file);
+  const bool has_env = o.get("env") != nullptr, has_file = o.get("file") != nullptr;
+  if (has_env && has_file) fail(path, "give env or file, not both");
+  if (!has_env && !has_file) {
+    if (required) fail(path, "needs env (an environment variable) or file (a path) holding the credential");
+    return std::nullopt;
+  }
+  SourcedCredential c;
+  if (has_env) {
+    if (env.empty()) fail(o.at("env"), "must name an environment variable");
+    c.source = {"env", env};
+    c.value = env_value(env, o.at("env"));
+  } else {
+    if (file.empty()) fail(o.at("file"), "must be a path");
+    c.source = {"file", resolve_path(file, base_dir)};
+    c.value = file_value(c.source.name, o.at("file"));
+  }
+  if (!is_header_value(c.value)) fail(o.at(c.source.field), "the credential must be printable ASCII");
+  return c;
+}
+
+// credential: {header, prefix} and either tenants: {tenant: {env|file}}
+// (each tenant its own account) or env|file with shared_by_tenants: true
+// (one account for every tenant, declared as such). One undeclared shared
+// account would let any tenant's agent read and change every other tenant's
+// data there.
+void parse_credential(const json& j, const std::string& path, const std::string& base_dir, ProviderConfig& p) {
   Object co(j, path);
   co.string("header", p.credential_header);
   co.string("prefix", p.credential_prefix);
   if (!is_token_char_string(p.credential_header)) fail(co.at("header"), "must be a header name");
   if (!is_header_value(p.credential_prefix)) fail(co.at("prefix"), "must be printable ASCII");
-  std::string env;
-  co.string("env", env);
   bool shared = false;
   co.boolean("shared_by_tenants", shared);
   const json* tenants = co.get("tenants");
-  if (!env.empty() && tenants) fail(path, "give either env (one shared account) or tenants, not both");
-  if (!env.empty()) {
+  const bool one = co.get("env") || co.get("file");
+  if (one && tenants) fail(path, "give either env or file (one shared account) or tenants, not both");
+  if (one) {
+    const auto field = co.get("env") ? co.at("env") : co.at("file");
     if (!shared)
-      fail(co.at("env"),
+      fail(field,
            "one credential for every tenant lets each tenant's agents act on the others' data at this provider: "
            "give credentials per tenant in \"tenants\", or declare \"shared_by_tenants\": true");
-    p.shared_credential = credential_from(env, co.at("env"));
+    auto c = credential_from(co, path, base_dir, true);
+    p.shared_credential = std::move(c->value);
+    p.shared_credential_source = std::move(c->source);
     return;
   }
-  if (shared) fail(co.at("shared_by_tenants"), "needs env: the one credential the tenants share");
-  if (!tenants) fail(path, "needs tenants (a credential per tenant) or env with shared_by_tenants");
-  if (!tenants->is_object() || tenants->empty()) fail(co.at("tenants"), "must be an object of tenant: {\"env\": ...}");
+  if (shared) fail(co.at("shared_by_tenants"), "needs env or file: the one credential the tenants share");
+  if (!tenants) fail(path, "needs tenants (a credential per tenant) or env or file with shared_by_tenants");
+  if (!tenants->is_object() || tenants->empty())
+    fail(co.at("tenants"), "must be an object of tenant: {\"env\": ...} or {\"file\": ...}");
   std::map<std::string, std::string> owner_of;  // credential -> tenant, to catch an undeclared shared account
   for (auto it = tenants->begin(); it != tenants->end(); ++it) {
     const auto at = co.at("tenants") + "." + it.key();
     if (!is_label(it.key())) fail(at, "the tenant must be a label");
     Object to(it.value(), at);
-    std::string tenant_env;
-    to.string("env", tenant_env, true);
-    auto credential = credential_from(tenant_env, to.at("env"));
-    if (auto [other, fresh] = owner_of.emplace(credential, it.key()); !fresh)
+    auto c = credential_from(to, at, base_dir, true);
+    if (auto [other, fresh] = owner_of.emplace(c->value, it.key()); !fresh)
       fail(at, "has the same credential as tenant " + other->second +
-                   ": a shared account must be declared with env and shared_by_tenants");
-    p.tenant_credentials.emplace(it.key(), std::move(credential));
+                   ": a shared account must be declared with env or file and shared_by_tenants");
+    p.tenant_credentials.emplace(it.key(), std::move(c->value));
+    p.tenant_credential_sources.emplace(it.key(), std::move(c->source));
   }
 }
 
@@ -349,7 +429,7 @@ http::TlsFiles parse_listen_tls(const json& j, const std::string& path) {
   return t;
 }
 
-ProviderConfig parse_provider(const json& j, const std::string& path) {
+ProviderConfig parse_provider(const json& j, const std::string& path, const std::string& base_dir) {
   ProviderConfig p;
   Object o(j, path);
   o.string("name", p.name, true);
@@ -365,9 +445,9 @@ ProviderConfig parse_provider(const json& j, const std::string& path) {
     p.ca_file = ca;
   }
   if (auto c = o.get("credential")) {
-    parse_credential(*c, o.at("credential"), p);
+    parse_credential(*c, o.at("credential"), base_dir, p);
   } else {
-    fail(o.at("credential"), "is required (the provider credential comes from an environment variable)");
+    fail(o.at("credential"), "is required (the provider credential, from an environment variable or a file)");
   }
   if (o.get("allowed_path_forms")) {
     o.array("allowed_path_forms", [&](const json& v, const std::string& item) {
@@ -417,7 +497,7 @@ ProviderConfig parse_provider(const json& j, const std::string& path) {
 
 }  // namespace
 
-Config parse_config(const std::string& text) {
+Config parse_config(const std::string& text, const std::string& base_dir) {
   auto j = parse_strict_json(text);
   if (j.is_discarded()) throw ConfigError("$: not valid JSON, or an object has a member twice");
   Config c;
@@ -539,7 +619,7 @@ Config parse_config(const std::string& text) {
   });
   std::set<std::string> names;
   root.array("providers", [&](const json& v, const std::string& path) {
-    auto p = parse_provider(v, path);
+    auto p = parse_provider(v, path, base_dir);
     if (!names.insert(p.name).second) fail(path + ".name", "is used twice");
     c.providers.push_back(std::move(p));
   });
@@ -584,11 +664,13 @@ std::vector<std::string> lookup_providers(const Config& config) {
   return names;
 }
 
-ms lookup_lease(const Config& config) {
+ms lookup_lease(const Config& config) { return lookup_lease(config.providers, config.recovery.forward_margin); }
+
+ms lookup_lease(const std::vector<ProviderConfig>& providers, ms forward_margin) {
   ms slowest{0};
-  for (const auto& p : config.providers)
+  for (const auto& p : providers)
     if (p.lookup) slowest = std::max(slowest, p.forward_budget());
-  return slowest + config.recovery.forward_margin;
+  return slowest + forward_margin;
 }
 
 Config load_config(const std::string& path) {
@@ -597,7 +679,7 @@ Config load_config(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   try {
-    return parse_config(ss.str());
+    return parse_config(ss.str(), std::filesystem::path(path).parent_path().string());
   } catch (const ConfigError& e) {
     throw ConfigError(path + ": " + e.what());
   }

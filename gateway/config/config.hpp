@@ -120,11 +120,22 @@ struct AgentToken {
   std::string name;
   std::string token_sha256;  // lower-case hex
   std::set<std::string> tenants;
+  bool operator==(const AgentToken&) const = default;
 };
 
 struct OperatorToken {
   std::string name;
   std::string token_sha256;
+  bool operator==(const OperatorToken&) const = default;
+};
+
+// Where a provider credential comes from: the config field that names it
+// ("env" or "file") and what it names (the variable, or the file's path as
+// resolved). Never the credential itself.
+struct CredentialSource {
+  std::string field;
+  std::string name;
+  bool operator==(const CredentialSource&) const = default;
 };
 
 // Signed webhooks from a provider (Standard Webhooks; docs/configuration.md).
@@ -146,9 +157,12 @@ struct ProviderConfig {
   std::string credential_prefix = "Bearer ";
   // Each tenant's own account at this provider (credential.tenants), or one
   // account that every tenant shares, which the config must declare
-  // (credential.shared_by_tenants). Resolved from the environment at load.
+  // (credential.shared_by_tenants). Resolved at load from an environment
+  // variable or a file; a reload (SIGHUP) reads the files again.
   std::map<std::string, std::string> tenant_credentials;
   std::optional<std::string> shared_credential;
+  std::map<std::string, CredentialSource> tenant_credential_sources;  // same keys as tenant_credentials
+  std::optional<CredentialSource> shared_credential_source;
 
   // The credential a request for `tenant` is sent with; nullptr when this
   // provider has no account for that tenant (the request is refused).
@@ -205,9 +219,16 @@ std::vector<std::string> lookup_providers(const Config& config);
 // the slowest provider with a lookup) plus recovery.forward_margin. Past it,
 // a lookup whose gateway died is handed out again.
 ms lookup_lease(const Config& config);
+// The same for these providers' settings (a reload may change their timeouts).
+ms lookup_lease(const std::vector<ProviderConfig>& providers, ms forward_margin);
+
+// The most a credential file may hold; a larger one is refused at load.
+inline constexpr std::size_t max_credential_file_bytes = 64 * 1024;
 
 // Reads and validates; throws ConfigError("$.path.to.field: what is wrong").
+// Relative credential file paths are relative to `base_dir` (load_config:
+// the config file's directory; empty: the working directory).
 Config load_config(const std::string& path);
-Config parse_config(const std::string& json_text);
+Config parse_config(const std::string& json_text, const std::string& base_dir = {});
 
 }  // namespace gw

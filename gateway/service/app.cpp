@@ -11,7 +11,9 @@
 namespace gw {
 
 App::App(Deps deps)
-    : deps_(deps), auth_(std::make_shared<const Authenticator>(deps.config)), providers_(provider_routes(deps.config)) {
+    : deps_(deps),
+      auth_(std::make_shared<const Authenticator>(deps.config)),
+      providers_(deps.config, deps.upstream) {
   if (deps_.upstream)
     reconciler_ = std::make_unique<Reconciler>(deps_.config, deps_.database, deps_.reconcile, deps_.resolutions,
                                                deps_.metrics, *deps_.upstream, providers_);
@@ -66,7 +68,10 @@ App::Reply App::handle(http::Request request) {
   co_return std::move(*reply);
 }
 
-void App::reload_tokens(const Config& config) { auth_.store(std::make_shared<const Authenticator>(config)); }
+void App::reload(const Config& config) {
+  auth_.store(std::make_shared<const Authenticator>(config));
+  providers_.replace(config);
+}
 
 void App::log_request(const Call& call, const http::Response& reply, std::chrono::nanoseconds took) const {
   const std::string code(reply.header("Gateway-Status").value_or("passthrough"));
@@ -139,8 +144,9 @@ std::optional<http::Response> App::screen(const http::Request& head) {
     } else if (s.size() >= 5 && s[0] == "v1" && s[1] == "tenants") {
       require_agent_for(call, task_scope(call).tenant);
       if (route->name == "proxy") {
-        auto found = providers_.find(s[6]);
-        if (found == providers_.end()) throw Rejection(Code::not_found, "no provider named '" + s[6] + "'");
+        const auto providers = providers_.current();
+        auto found = providers->routes.find(s[6]);
+        if (found == providers->routes.end()) throw Rejection(Code::not_found, "no provider named '" + s[6] + "'");
         const ProviderConfig& config = *found->second.config;
         if (!config.credential_for(s[2]))
           throw Rejection(Code::forbidden, "provider " + config.name + " has no account for tenant " + s[2]);

@@ -60,9 +60,12 @@ class App {
   // route still checks everything again.
   std::optional<http::Response> screen(const http::Request& head);
 
-  // Swaps in the tokens of `config` (SIGHUP): requests that already
-  // authenticated keep their principal; the next one sees the new tokens.
-  void reload_tokens(const Config& config);
+  // Swaps in the tokens and the providers' credentials and limits of
+  // `config` (SIGHUP, after config/reload.hpp found nothing else changed):
+  // requests that already authenticated keep their principal, and requests
+  // already past their provider lookup keep their provider settings; the
+  // next ones see the new ones.
+  void reload(const Config& config);
 
   // The provider-lookup loop, run by the runtime on its duties strand.
   Reconciler& reconciler() { return *reconciler_; }
@@ -156,7 +159,7 @@ class App {
   Deps deps_;
   // Replaced whole on reload; each request reads the one current at its start.
   std::atomic<std::shared_ptr<const Authenticator>> auth_;
-  ProviderRoutes providers_;
+  LiveProviders providers_;
   std::unique_ptr<Reconciler> reconciler_;
 
   std::atomic<bool> stopping_{false};

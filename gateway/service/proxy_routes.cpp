@@ -98,8 +98,11 @@ App::Reply App::proxy(Call& call) {
   require_agent_for(call, scope.tenant);
   const auto& segments = call.target.segments;
   if (!is_label(segments[6])) throw Rejection(Code::invalid_request, "provider in the path must be a label");
-  auto found = providers_.find(segments[6]);
-  if (found == providers_.end()) throw Rejection(Code::not_found, "no provider named '" + segments[6] + "'");
+  // One snapshot of the provider's settings (credential, limits) from here to
+  // the outcome, whatever a reload swaps in meanwhile.
+  const auto providers = providers_.current();
+  auto found = providers->routes.find(segments[6]);
+  if (found == providers->routes.end()) throw Rejection(Code::not_found, "no provider named '" + segments[6] + "'");
   const ProviderRoute& provider = found->second;
   const ProviderConfig& config = *provider.config;
   // The tenant's own account at the provider, for every method: a read is

@@ -15,7 +15,7 @@ namespace gw {
 
 Reconciler::Reconciler(const Config& config, Database& database, ReconcileStore& store,
                        ResolutionStore& resolutions, Metrics& metrics, upstream::Client& upstream,
-                       const ProviderRoutes& providers)
+                       const LiveProviders& providers)
     : config_(config),
       database_(database),
       store_(store),
@@ -23,12 +23,12 @@ Reconciler::Reconciler(const Config& config, Database& database, ReconcileStore&
       metrics_(metrics),
       upstream_(upstream),
       providers_(providers),
-      lookup_providers_(lookup_providers(config)),
-      lease_ms_(lookup_lease(config).count()) {}
+      lookup_providers_(lookup_providers(config)) {}
 
 bool Reconciler::has_lookup(const std::string& provider) const {
-  auto it = providers_.find(provider);
-  return it != providers_.end() && it->second.config->lookup.has_value();
+  const auto providers = providers_.current();
+  auto it = providers->routes.find(provider);
+  return it != providers->routes.end() && it->second.config->lookup.has_value();
 }
 
 asio::awaitable<void> Reconciler::run(asio::steady_timer& timer) {
@@ -38,10 +38,12 @@ asio::awaitable<void> Reconciler::run(asio::steady_timer& timer) {
     if (auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable)); ec) co_return;
     if (lookup_providers_.empty() || in_progress_ >= rc.max_concurrent) continue;
     const unsigned room = rc.max_concurrent - in_progress_;
+    // From the current timeouts: a reload may have changed them.
+    const auto lease_ms = lookup_lease(providers_.current()->configs, config_.recovery.forward_margin).count();
     std::vector<DueLookup> due;
     try {
       due = co_await database_.once(
-          [&](Session& s) { return store_.due_for_lookup(s, lookup_providers_, room, lease_ms_); });
+          [&](Session& s) { return store_.due_for_lookup(s, lookup_providers_, room, lease_ms); });
     } catch (const std::exception&) {
       // The database is away: nothing was handed out; the next round asks again.
       metrics_.count_event("reconcile_failed");
@@ -71,7 +73,10 @@ asio::awaitable<void> Reconciler::look_up_in_background(DueLookup due) {
 }
 
 asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
-  const ProviderRoute& route = providers_.at(due.provider);
+  // The provider's settings now (a credential rotated by a reload included),
+  // kept to the end of this lookup.
+  const auto providers = providers_.current();
+  const ProviderRoute& route = providers->routes.at(due.provider);
   const ProviderConfig& provider = *route.config;
   const LookupConfig& lookup = *provider.lookup;
   metrics_.count_event("lookups");

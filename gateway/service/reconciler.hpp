@@ -35,7 +35,7 @@ struct LookupReport {
 class Reconciler {
  public:
   Reconciler(const Config& config, Database& database, ReconcileStore& store, ResolutionStore& resolutions,
-             Metrics& metrics, upstream::Client& upstream, const ProviderRoutes& providers);
+             Metrics& metrics, upstream::Client& upstream, const LiveProviders& providers);
 
   // The loop, on the timer's executor, until stop().
   asio::awaitable<void> run(asio::steady_timer& timer);
@@ -54,9 +54,8 @@ class Reconciler {
   ResolutionStore& resolutions_;
   Metrics& metrics_;
   upstream::Client& upstream_;
-  const ProviderRoutes& providers_;
+  const LiveProviders& providers_;  // each lookup takes the current credential and limits
   const std::vector<std::string> lookup_providers_;
-  const std::int64_t lease_ms_;
   std::atomic<unsigned> in_progress_{0};
   std::atomic<bool> stopping_{false};
 };

@@ -335,10 +335,16 @@ TlsReload Runtime::reload_tls() {
   return {true, {}};
 }
 
-void Runtime::reload_tokens(const Config& config) {
-  if (!impl_->app) return;  // not started: nothing authenticates yet
-  impl_->app->reload_tokens(config);
-  log_event("tokens_reloaded", {{"agents", config.agents.size()}, {"operators", config.operators.size()}});
+void Runtime::reload(const Config& config, const std::vector<std::string>& changed) {
+  if (!impl_->app) return;  // not started: nothing authenticates or forwards yet
+  impl_->app->reload(config);
+  auto providers = nlohmann::json::array();
+  for (const auto& p : config.providers) providers.push_back(p.name);
+  // Paths only: a credential's value never reaches the log.
+  log_event("config_reloaded", {{"agents", config.agents.size()},
+                                {"operators", config.operators.size()},
+                                {"providers", std::move(providers)},
+                                {"changed", changed}});
 }
 
 void Runtime::migrate_only() { impl_->migrate(); }

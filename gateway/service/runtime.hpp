@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace gw {
 
@@ -38,10 +39,13 @@ class Runtime {
   // failure the running context stays and the reason is returned (and
   // logged). main.cpp calls it on SIGHUP.
   TlsReload reload_tls();
-  // Serves the agent and operator tokens of `config` from now on (SIGHUP,
-  // after config/reload.hpp found nothing else changed). Connections and
-  // requests in progress are untouched.
-  void reload_tokens(const Config& config);
+  // Serves the agent and operator tokens and the providers' credentials and
+  // limits of `config` from now on (SIGHUP, after config/reload.hpp found
+  // nothing else changed), and logs config_reloaded with `changed` (field
+  // paths, config/reload.hpp reloaded_fields_changed). Connections, upstream
+  // pools and requests in progress are untouched: each request keeps the
+  // tokens and provider settings it started with.
+  void reload(const Config& config, const std::vector<std::string>& changed);
   // Applies pending migrations and returns; nothing else is started.
   void migrate_only();
   // Graceful stop: refuse new connections, let requests in progress finish

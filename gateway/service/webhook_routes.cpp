@@ -17,8 +17,9 @@ namespace gw {
 
 App::Reply App::webhook(Call& call) {
   const auto& provider_name = call.target.segments[2];
-  auto found = providers_.find(provider_name);
-  if (!is_label(provider_name) || found == providers_.end() || !found->second.config->webhooks)
+  const auto providers = providers_.current();
+  auto found = providers->routes.find(provider_name);
+  if (!is_label(provider_name) || found == providers->routes.end() || !found->second.config->webhooks)
     throw Rejection(Code::not_found, "no provider with webhooks named '" + provider_name + "'");
   const ProviderConfig& provider = *found->second.config;
   const WebhookConfig& hooks = *provider.webhooks;

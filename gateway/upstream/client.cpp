@@ -24,6 +24,17 @@ class client_state {
     bool serves(const Endpoint& e) const { return tls == e.tls && name == e.name && host == e.host && port == e.port; }
   };
 
+  // The endpoint's pool, made now if there is none yet; null once shut down.
+  std::shared_ptr<pool> pool_for(const Endpoint& endpoint) {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return nullptr;
+    for (const auto& p : pools_)
+      if (p.serves(endpoint)) return p.shared;
+    auto made = std::make_shared<pool>(io_, endpoint);
+    pools_.push_back({endpoint.name, endpoint.host, endpoint.port, endpoint.tls, made});
+    return made;
+  }
+
   net::io_context& io_;
   std::mutex mutex_;
   std::vector<keyed_pool> pools_;  // guarded by mutex_
@@ -42,23 +53,16 @@ void Client::send(const Endpoint& endpoint, Request request, std::function<void(
 
 void Client::send(boost::asio::io_context& on, const Endpoint& endpoint, Request request,
                   std::function<void(Result)> done) {
-  std::shared_ptr<detail::pool> pool;
-  {
-    std::lock_guard lock(state_->mutex_);
-    if (!state_->stopped_) {
-      for (const auto& p : state_->pools_)
-        if (p.serves(endpoint)) pool = p.shared;
-      if (!pool) {
-        pool = std::make_shared<detail::pool>(state_->io_, endpoint);
-        state_->pools_.push_back({endpoint.name, endpoint.host, endpoint.port, endpoint.tls, pool});
-      }
-    }
-  }
+  auto pool = state_->pool_for(endpoint);
   if (!pool) {
     return detail::deliver(on, std::move(done),
                            detail::unsent(Failure::queue_timeout, "upstream client is shut down"));
   }
   pool->submit(on, endpoint, std::move(request), std::move(done));
+}
+
+void Client::update(const Endpoint& endpoint) {
+  if (auto pool = state_->pool_for(endpoint)) pool->update(endpoint);
 }
 
 void Client::shutdown() {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -20,9 +21,13 @@ class io_context;
 
 namespace gw::upstream {
 
-// One provider's connection settings. Pools are keyed by name+host+port+tls;
-// max_connections, max_queued, idle_retire and ca_file are taken from the first send for a
-// key, the per-request limits (timeouts, body limit) from every send.
+// One provider's connection settings. Pools are keyed by name+host+port+tls.
+// ca_file is taken from the first send for a key. The pool-wide limits
+// (max_connections, max_queued, idle_retire) follow the highest `generation`
+// the pool has seen, from a send or from Client::update, so settings
+// reloaded while requests are in flight take over and an older request
+// cannot bring the old limits back. The per-request limits (timeouts, body
+// limit) come with every send, and stay those of that send.
 struct Endpoint {
   std::string name;  // pool key + logs
   bool tls = false;
@@ -35,6 +40,7 @@ struct Endpoint {
   std::chrono::milliseconds queue_timeout{2000};     // max wait for a connection slot (nothing sent)
   std::chrono::milliseconds idle_retire{2000};       // pooled idle connections older than this are closed, never reused
   std::size_t max_response_body = 1 << 20;
+  std::uint64_t generation = 0;  // which settings these are: newer ones have higher numbers
 };
 
 struct Header {
@@ -94,6 +100,13 @@ class Client {
   // serving the request, so a forward stays on one thread.
   void send(boost::asio::io_context& on, const Endpoint& endpoint, Request request,
             std::function<void(Result)> done);
+
+  // Thread-safe. New pool-wide limits for the endpoint's pool (made now if
+  // there is none yet), when `endpoint.generation` is newer than the pool's:
+  // a lower max_connections lets the exchanges in flight finish and admits
+  // new ones only under it; a higher one starts queued requests at once.
+  // No connection, busy or idle, is closed by it.
+  void update(const Endpoint& endpoint);
 
   // Stops accepting (later sends fail as queue_timeout, unsent), closes idle
   // connections and fails queued requests; in-flight exchanges finish or hit

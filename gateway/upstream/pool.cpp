@@ -40,6 +40,7 @@ void deliver(net::io_context& io, std::function<void(Result)> done, Result resul
 
 pool::pool(net::io_context& home, const Endpoint& endpoint)
     : home_(home),
+      generation_(endpoint.generation),
       // 0 would queue every request until its queue deadline.
       max_connections_(std::max<std::size_t>(1, endpoint.max_connections)),
       max_queued_(endpoint.max_queued),
@@ -64,31 +65,54 @@ void pool::submit(net::io_context& on, const Endpoint& endpoint, Request request
   if (auto problem = request_problem(c->request); !problem.empty())
     return refuse(Failure::write_failed_unsent, "request not sent: " + problem);
   if (endpoint.tls && !tls_context_) return refuse(Failure::tls_failed, tls_context_error_);
+  std::vector<std::shared_ptr<call>> started;
+  std::optional<Result> refusal;
+  bool run_now = false;
   {
-    std::unique_lock lock(mutex_);
+    std::lock_guard lock(mutex_);
+    if (take_limits_locked(endpoint)) started = take_waiters_locked();  // room a raised limit made
     if (stopped_) {
-      lock.unlock();
-      return refuse(Failure::queue_timeout, "upstream client is shut down");
-    }
-    if (busy_ >= max_connections_ || !waiters_.empty()) {
+      refusal = unsent(Failure::queue_timeout, "upstream client is shut down");
+    } else if (busy_ < max_connections_ && waiters_.empty()) {
+      ++busy_;
+      run_now = true;
+    } else if (waiters_.size() >= max_queued_) {
       // Bounded: past it a burst is refused at once, unsent, instead of
       // holding memory and agents' connections until each one's deadline.
-      if (waiters_.size() >= max_queued_) {
-        lock.unlock();
-        return refuse(Failure::queue_timeout,
-                      "upstream queue full (max_queued " + std::to_string(max_queued_) + "); nothing was sent");
-      }
+      refusal = unsent(Failure::queue_timeout,
+                       "upstream queue full (max_queued " + std::to_string(max_queued_) + "); nothing was sent");
+    } else {
       c->queued = true;
       c->strand.emplace(net::make_strand(on));
       c->queue_timer.emplace(*c->strand);
       c->queue_timer->expires_after(c->endpoint.queue_timeout);
       c->queue_timer->async_wait([self = shared_from_this(), c](error_code) { self->on_queue_deadline(c); });
       waiters_.push_back(c);
-      return;
     }
-    ++busy_;
   }
-  start(c);
+  start_elsewhere(std::move(started));
+  if (refusal) return deliver(on, std::move(c->done), std::move(*refusal));
+  if (run_now) start(c);
+}
+
+void pool::update(const Endpoint& endpoint) {
+  std::vector<std::shared_ptr<call>> started;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return;
+    if (take_limits_locked(endpoint)) started = take_waiters_locked();  // raised: room for waiters
+  }
+  start_elsewhere(std::move(started));
+}
+
+bool pool::take_limits_locked(const Endpoint& endpoint) {
+  if (endpoint.generation <= generation_) return false;  // the same settings, or older ones
+  generation_ = endpoint.generation;
+  max_connections_ = std::max<std::size_t>(1, endpoint.max_connections);
+  max_queued_ = endpoint.max_queued;
+  idle_retire_ = endpoint.idle_retire;
+  // Exchanges over a lowered limit finish as they are: nothing is closed.
+  return true;
 }
 
 void pool::shutdown() {
@@ -186,8 +210,10 @@ std::shared_ptr<connection> pool::take_idle(net::io_context& io) {
   // the lock, on a connection nobody else can take any more.
   for (;;) {
     std::optional<idle_connection> entry;
+    std::chrono::milliseconds retire{};
     {
       std::lock_guard lock(mutex_);
+      retire = idle_retire_;
       auto& idle = idle_locked(io);
       if (idle.empty()) return nullptr;
       entry.emplace(std::move(idle.back()));
@@ -195,7 +221,7 @@ std::shared_ptr<connection> pool::take_idle(net::io_context& io) {
     }
     // Retiring well before the provider's keep-alive timeout makes the race
     // "peer closes just as we write" (an unknown outcome) rare.
-    if (std::chrono::steady_clock::now() - entry->since >= idle_retire_ || entry->conn->peer_closed()) {
+    if (std::chrono::steady_clock::now() - entry->since >= retire || entry->conn->peer_closed()) {
       entry->conn->close();
       continue;
     }
@@ -205,8 +231,10 @@ std::shared_ptr<connection> pool::take_idle(net::io_context& io) {
 
 void pool::schedule_sweep() {
   std::chrono::steady_clock::time_point oldest = std::chrono::steady_clock::time_point::max();
+  std::chrono::milliseconds retire{};
   {
     std::lock_guard lock(mutex_);
+    retire = idle_retire_;
     for (const auto& list : idle_)
       if (!list.entries.empty()) oldest = std::min(oldest, list.entries.front().since);
     if (stopped_ || oldest == std::chrono::steady_clock::time_point::max()) {
@@ -215,7 +243,7 @@ void pool::schedule_sweep() {
     }
     sweep_armed_ = true;
   }
-  sweep_timer_.expires_at(oldest + idle_retire_);
+  sweep_timer_.expires_at(oldest + retire);
   sweep_timer_.async_wait([self = shared_from_this()](error_code ec) {
     if (ec) {
       std::lock_guard lock(self->mutex_);

@@ -9,11 +9,15 @@
 // every thread and guarded by one mutex held only for a few instructions;
 // idle connections are kept per io_context, so a connection is only ever
 // reused on the io_context its socket was opened on.
+//
+// The limits follow the newest settings generation seen (client.hpp,
+// Endpoint), from a submit() or an update().
 #pragma once
 
 #include "upstream/asio_types.hpp"
 #include "upstream/client.hpp"
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -40,8 +44,8 @@ void deliver(net::io_context& io, std::function<void(Result)> done, Result resul
 class pool : public std::enable_shared_from_this<pool> {
  public:
   // Pool-wide settings (max_connections, max_queued, idle_retire, ca_file)
-  // come from `endpoint`; per-request limits come from each submit(). `home`
-  // runs the idle sweep.
+  // come from `endpoint`, the limits until a newer generation comes;
+  // per-request limits come from each submit(). `home` runs the idle sweep.
   pool(net::io_context& home, const Endpoint& endpoint);
   ~pool();
   pool(const pool&) = delete;
@@ -50,6 +54,9 @@ class pool : public std::enable_shared_from_this<pool> {
   // Any thread. The exchange runs on `on`: its connection is one opened on
   // `on` (idle or new), and `done` is called there.
   void submit(net::io_context& on, const Endpoint& endpoint, Request request, std::function<void(Result)> done);
+  // Any thread: newer limits (a lower max_connections closes nothing and
+  // admits new exchanges only under it; a higher one starts waiters).
+  void update(const Endpoint& endpoint);
   void shutdown();
 
  private:
@@ -64,6 +71,9 @@ class pool : public std::enable_shared_from_this<pool> {
     std::deque<idle_connection> entries;
   };
 
+  // Under mutex_: takes the endpoint's limits if its generation is newer
+  // (then true).
+  bool take_limits_locked(const Endpoint& endpoint);
   // Holding a slot: reuse an idle connection of c's io_context or open one.
   void start(const std::shared_ptr<call>& c);
   void run(const std::shared_ptr<call>& c, std::shared_ptr<connection> conn);
@@ -81,14 +91,15 @@ class pool : public std::enable_shared_from_this<pool> {
   void stop();
 
   net::io_context& home_;
-  const std::size_t max_connections_;
-  const std::size_t max_queued_;
-  const std::chrono::milliseconds idle_retire_;
   std::shared_ptr<net::ssl::context> tls_context_;  // null for plain TCP or when loading failed
   std::string tls_context_error_;
 
   std::mutex mutex_;
   // Guarded by mutex_.
+  std::uint64_t generation_;  // of the limits below
+  std::size_t max_connections_;
+  std::size_t max_queued_;
+  std::chrono::milliseconds idle_retire_;
   std::size_t busy_ = 0;                       // exchanges holding a slot, connecting ones included
   std::vector<idle_list> idle_;                // one per io_context that has had a connection
   std::deque<std::shared_ptr<call>> waiters_;  // FIFO

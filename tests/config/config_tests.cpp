@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 using namespace gw;
 using nlohmann::json;
@@ -496,6 +498,87 @@ TEST_CASE("config: a credential per tenant, or one shared account declared as su
     CAPTURE(error);
     CHECK(error.find(expected) != std::string::npos);
     CHECK(error.find("key-a") == std::string::npos);  // a secret is never echoed
+  }
+}
+
+TEST_CASE("config: a credential from a file, as secrets are mounted, checked like one from the environment") {
+  std::string pattern = (std::filesystem::temp_directory_path() / "gw-config-XXXXXX").string();
+  const std::string dir = ::mkdtemp(pattern.data());
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() { std::filesystem::remove_all(dir); }
+  } cleanup{dir};
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name, std::ios::binary | std::ios::trunc) << text;
+    return dir + "/" + name;
+  };
+  const auto with = [](const json& credential) {
+    auto j = minimal();
+    j["providers"] = {{{"name", "booking"}, {"base_url", "http://127.0.0.1:9101"}, {"credential", credential}}};
+    return j.dump();
+  };
+  const auto error = [&](const json& credential) {
+    try {
+      parse_config(with(credential), dir);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  ::setenv("GW_TEST_FILE_KEY_B", "file-secret-b", 1);
+  write("a", "file-secret-a\n");
+  const auto b = write("b", "file-secret-b2");
+
+  // Relative to the config's directory, absolute as is; one trailing newline is not part of it.
+  auto c = parse_config(with({{"tenants", {{"tenant-a", {{"file", "a"}}}, {"tenant-b", {{"file", b}}}}}}), dir);
+  const auto& p = c.providers[0];
+  CHECK(*p.credential_for("tenant-a") == "file-secret-a");
+  CHECK(*p.credential_for("tenant-b") == "file-secret-b2");
+  CHECK(p.tenant_credential_sources.at("tenant-a") == CredentialSource{"file", dir + "/a"});
+  CHECK(p.reveals_credential("x file-secret-b2 y"));
+  // Env and file side by side; a shared account from a file.
+  c = parse_config(with({{"tenants", {{"tenant-a", {{"file", "a"}}}, {"tenant-b", {{"env", "GW_TEST_FILE_KEY_B"}}}}}}), dir);
+  CHECK(*c.providers[0].credential_for("tenant-b") == "file-secret-b");
+  CHECK(c.providers[0].tenant_credential_sources.at("tenant-b") == CredentialSource{"env", "GW_TEST_FILE_KEY_B"});
+  c = parse_config(with({{"file", "a"}, {"shared_by_tenants", true}}), dir);
+  CHECK(*c.providers[0].credential_for("tenant-z") == "file-secret-a");
+  CHECK(c.providers[0].shared_credential_source == CredentialSource{"file", dir + "/a"});
+
+  write("empty", "\n");
+  write("two-newlines", "file-secret-c\n\n");
+  write("control", "file-secret\x01-d");
+  write("same-as-a", "file-secret-a");
+  write("large", std::string(max_credential_file_bytes + 1, 'k'));
+  std::filesystem::create_directory(dir + "/directory");
+  const auto tenant_a = [](const json& source) { return json{{"tenants", {{"tenant-a", source}}}}; };
+  const std::string at = "$.providers[0].credential.tenants.tenant-a";
+  const std::pair<json, std::string> bad[] = {
+      {tenant_a({{"file", "missing"}}), at + ".file: cannot read " + dir + "/missing: No such file or directory"},
+      {tenant_a({{"file", "directory"}}), at + ".file: cannot read " + dir + "/directory: not a regular file"},
+      {tenant_a({{"file", "/dev/null"}}), at + ".file: cannot read /dev/null: not a regular file"},
+      {tenant_a({{"file", "large"}}), at + ".file: cannot read " + dir + "/large: larger than 65536 bytes"},
+      {tenant_a({{"file", "empty"}}), at + ".file: " + dir + "/empty is empty"},
+      {tenant_a({{"file", "two-newlines"}}), at + ".file: the credential must be printable ASCII"},
+      {tenant_a({{"file", "control"}}), at + ".file: the credential must be printable ASCII"},
+      {tenant_a({{"file", ""}}), at + ".file: must be a path"},
+      {tenant_a({{"file", 5}}), at + ".file: must be a string"},
+      {tenant_a({{"env", "GW_TEST_FILE_KEY_B"}, {"file", "a"}}), at + ": give env or file, not both"},
+      {tenant_a(json::object()), at + ": needs env (an environment variable) or file (a path)"},
+      {{{"tenants", {{"tenant-a", {{"file", "a"}}}, {"tenant-b", {{"file", "same-as-a"}}}}}},
+       "$.providers[0].credential.tenants.tenant-b: has the same credential as tenant tenant-a"},
+      {{{"file", "a"}}, "$.providers[0].credential.file: one credential for every tenant"},
+      {{{"file", "a"}, {"env", "GW_TEST_FILE_KEY_B"}, {"shared_by_tenants", true}},
+       "$.providers[0].credential: give env or file, not both"},
+      {{{"file", "a"}, {"shared_by_tenants", true}, {"tenants", {{"tenant-a", {{"file", "a"}}}}}},
+       "$.providers[0].credential: give either env or file (one shared account) or tenants, not both"},
+      {{{"file", "missing"}, {"shared_by_tenants", true}}, "$.providers[0].credential.file: cannot read "},
+  };
+  for (const auto& [credential, expected] : bad) {
+    CAPTURE(credential.dump());
+    const auto e = error(credential);
+    CAPTURE(e);
+    CHECK(e.starts_with(expected));
+    for (const char* secret : {"file-secret", "kkkk"}) CHECK(e.find(secret) == std::string::npos);  // never echoed
   }
 }
 

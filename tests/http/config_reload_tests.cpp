@@ -1,7 +1,8 @@
 // SIGHUP to the real write-gateway process: it reads its config file again
 // and serves the new agent and operator tokens, on connections already open;
-// a file that fails validation, or that changes anything but the tokens, is
-// refused with the field it names, and the running config stays.
+// a file that fails validation, or that changes anything a reload may not
+// (config/reload.hpp), is refused with the field it names, and the running
+// config stays. Provider credentials and limits: tests/proxy/provider_reload_tests.cpp.
 #include "support/gateway_fixture.hpp"
 #include "support/process.hpp"
 
@@ -69,8 +70,8 @@ TEST_CASE("reload: SIGHUP serves the file's new agent and operator tokens on con
   auto next = rig.config;
   next["agents"][0]["token_sha256"] = sha256_hex(new_agent);
   next["operators"][0]["token_sha256"] = sha256_hex(new_operator);
-  auto line = rig.reload(next, "write-gateway reloaded its tokens");
-  CHECK(line == "write-gateway reloaded its tokens (2 agents, 1 operators)");
+  auto line = rig.reload(next, "write-gateway reloaded its config");
+  CHECK(line == "write-gateway reloaded its config (tokens: 2 agents, 1 operators; providers: none)");
 
   // POSTs are never resent by the client: the same connection answered them.
   check_problem(c.post_json(task_path("tenant-a", "t2", "claim"), {{"owner", "o"}, {"lease_ms", 60000}}, agent_a),
@@ -107,7 +108,7 @@ TEST_CASE("reload: a bad file or a change beyond the tokens is refused with its 
   line = rig.reload(wider, "config reload refused");
   CHECK(line ==
         "write-gateway config reload refused, still serving the previous config: $.http.max_body_bytes changed; "
-        "only agents and operators are reloaded, restart for the rest");
+        "only agents, operators and providers' credentials and limits are reloaded, restart for the rest");
 
   // None of the three took effect, not even the new operator token of the last two.
   CHECK(claim_status(c, "t1", agent_a) == 200);
@@ -117,6 +118,6 @@ TEST_CASE("reload: a bad file or a change beyond the tokens is refused with its 
   // Back to a valid token-only change: it is taken.
   auto good = rig.config;
   good["operators"][0]["token_sha256"] = sha256_hex(new_operator);
-  rig.reload(good, "write-gateway reloaded its tokens");
+  rig.reload(good, "write-gateway reloaded its config");
   CHECK(c.get("/v1/admin/held", new_operator).status == 200);
 }

@@ -67,8 +67,10 @@ struct HttpClient::Impl {
   std::optional<beast::tcp_stream> stream;
   bool reused = false;
   beast::flat_buffer buffer;
+  std::size_t connections = 0;
 
   void connect() {
+    ++connections;
     stream.emplace(io);
     reused = false;
     buffer.clear();
@@ -134,6 +136,8 @@ struct HttpClient::Impl {
     return r;
   }
 };
+
+std::size_t HttpClient::connections_opened() const { return impl_->connections; }
 
 HttpClient::HttpClient(std::uint16_t port, std::chrono::milliseconds timeout)
     : impl_(std::make_unique<Impl>()) {

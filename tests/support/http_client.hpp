@@ -57,6 +57,10 @@ class HttpClient {
   // server sent until it closed the connection or the timeout passed.
   RawReply raw(const std::string& bytes);
 
+  // Connections request() has opened so far: 1 while one keep-alive
+  // connection carried every request (raw() does not count).
+  std::size_t connections_opened() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

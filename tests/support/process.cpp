@@ -178,9 +178,11 @@ int ChildProcess::stop(int signal, std::chrono::milliseconds grace) {
 }
 
 GatewayProcess::GatewayProcess(const nlohmann::json& config, bool manual_clock,
-                               std::vector<std::pair<std::string, std::string>> env, bool capture_log) {
-  auto file = dir_.write("gateway.json", config.dump(2));
-  std::vector<std::string> args{"--config", file};
+                               std::vector<std::pair<std::string, std::string>> env, bool capture_log,
+                               const std::vector<std::pair<std::string, std::string>>& files) {
+  for (const auto& [name, content] : files) dir_.write(name, content);
+  config_file_ = dir_.write("gateway.json", config.dump(2));
+  std::vector<std::string> args{"--config", config_file_};
   if (manual_clock) args.emplace_back("--manual-clock");
   if (capture_log) log_file_ = dir_.write("gateway.log", "");
   process_ = std::make_unique<ChildProcess>(
@@ -196,6 +198,8 @@ std::string GatewayProcess::log() const {
   std::ifstream in(log_file_, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
+
+void GatewayProcess::write_config(const nlohmann::json& config) const { dir_.write("gateway.json", config.dump(2)); }
 
 void GatewayProcess::kill_now() { process_->stop(SIGKILL); }
 

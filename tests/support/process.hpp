@@ -89,8 +89,11 @@ class ChildProcess {
 class GatewayProcess {
  public:
   // `capture_log`: its stderr (the JSON log) goes to a file, read by log().
+  // `files`: written into its directory before it starts (name, content),
+  // e.g. credential files the config names.
   GatewayProcess(const nlohmann::json& config, bool manual_clock,
-                 std::vector<std::pair<std::string, std::string>> env = {}, bool capture_log = false);
+                 std::vector<std::pair<std::string, std::string>> env = {}, bool capture_log = false,
+                 const std::vector<std::pair<std::string, std::string>>& files = {});
 
   // Everything written to stderr so far ("" unless capture_log).
   std::string log() const;
@@ -108,8 +111,15 @@ class GatewayProcess {
   // Reads its stdout until a line contains `needle`; throws on EOF or timeout.
   std::string wait_for_line(std::string_view needle, std::chrono::milliseconds timeout);
 
+  // The config file it runs with, in a directory of its own (for files the
+  // config names by relative path), and a way to replace it before a SIGHUP.
+  const std::string& config_file() const { return config_file_; }
+  const std::string& dir() const { return dir_.path(); }
+  void write_config(const nlohmann::json& config) const;
+
  private:
   TempDir dir_;
+  std::string config_file_;
   std::string log_file_;
   std::unique_ptr<ChildProcess> process_;
   std::uint16_t port_ = 0;

@@ -12,13 +12,14 @@
 
 namespace gw::test {
 
-ProviderProcess::ProviderProcess(const std::string& kind, const std::vector<std::string>& credentials) {
+ProviderProcess::ProviderProcess(const std::string& kind, const std::vector<std::string>& credentials,
+                                 const std::vector<std::string>& extra_args) {
   std::string list;
   for (const auto& c : credentials) list += (list.empty() ? "" : ",") + c;
-  process_ = std::make_unique<ChildProcess>(ChildProcess::Options{
-      test_binary("demo-provider"),
-      {"--kind", kind, "--port", "0", "--control-port", "0"},
-      {{"DEMO_PROVIDER_CREDENTIALS", list}}});
+  std::vector<std::string> args{"--kind", kind, "--port", "0", "--control-port", "0"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  process_ = std::make_unique<ChildProcess>(
+      ChildProcess::Options{test_binary("demo-provider"), std::move(args), {{"DEMO_PROVIDER_CREDENTIALS", list}}});
   // "demo-provider kind=K port=P control_port=C"
   auto line = process_->wait_for_line("demo-provider kind=", std::chrono::seconds(30));
   std::smatch m;

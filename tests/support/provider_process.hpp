@@ -29,11 +29,13 @@ inline const std::string provider_credential_c = "demo-provider-credential-c-4a9
 
 class ProviderProcess {
  public:
-  // `demo-provider --kind KIND --port 0 --control-port 0` with one account
-  // per credential (DEMO_PROVIDER_CREDENTIALS); waits for its startup line.
+  // `demo-provider --kind KIND --port 0 --control-port 0 [extra_args]` with
+  // one account per credential (DEMO_PROVIDER_CREDENTIALS); waits for its
+  // startup line.
   explicit ProviderProcess(const std::string& kind = "booking",
                            const std::vector<std::string>& credentials = {provider_credential, provider_credential_b,
-                                                                          provider_credential_c});
+                                                                          provider_credential_c},
+                           const std::vector<std::string>& extra_args = {});
 
   std::uint16_t port() const { return port_; }
   std::uint16_t control_port() const { return control_port_; }
@@ -44,7 +46,8 @@ class ProviderProcess {
   std::int64_t effect_count() const;
   std::int64_t effects_for(const std::string& upstream_key) const;
 
-  // Every business request read, in order: [{"method","target","headers","body"}].
+  // Every business request read, in order: [{"method","target","headers","body","connection"}],
+  // "connection" numbering the business connections in accept order.
   nlohmann::json requests() const;
   // How many business requests carried this Idempotency-Key.
   std::size_t requests_with_key(const std::string& upstream_key) const;

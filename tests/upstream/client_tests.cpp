@@ -320,6 +320,96 @@ TEST_CASE("max_queued: past the bound a request is refused at once, unsent, whil
   CHECK(seen == 2);
 }
 
+// Holds the scripted provider's exchanges until open(); opened at the latest
+// when `opener` leaves scope, so a failed check never leaves the server's
+// threads waiting (declare the opener after the server).
+struct gate {
+  std::promise<void> promise;
+  std::shared_future<void> future = promise.get_future().share();
+  bool opened = false;
+  void open() {
+    if (!opened) promise.set_value();
+    opened = true;
+  }
+  struct opener {
+    gate& g;
+    ~opener() { g.open(); }
+  };
+};
+
+TEST_CASE("update: a raised max_connections starts queued requests, a lowered one refuses new ones while those in flight finish") {
+  gate held;
+  std::atomic<int> seen{0};
+  test_server server([&](session& s) {
+    while (s.read_request()) {
+      ++seen;
+      held.future.wait();  // every exchange holds its connection until the test lets go
+      s.write(reply(200, "ok"));
+    }
+  });
+  gate::opener open_at_end{held};
+  harness h;
+  auto e = local(server);
+  e.max_connections = 1;
+  e.max_queued = 1;
+  e.queue_timeout = 600s;  // far away: only a limit decides here
+  e.generation = 1;
+  auto a = h.start(e, get("/a"));
+  eventually([&] { return seen == 1; });
+  auto b = h.start(e, get("/b"));  // queued behind /a
+
+  auto raised = e;
+  raised.max_connections = 2;
+  raised.generation = 2;
+  h.client().update(raised);  // no new send: the queued one starts on its own
+  eventually([&] { return seen == 2; });
+
+  auto lowered = e;
+  lowered.max_connections = 1;
+  lowered.max_queued = 0;
+  lowered.generation = 3;
+  h.client().update(lowered);
+  auto refused = h.send(lowered, get("/c"));  // two in flight, over the new limit, and no queue
+  check_failure(refused, Failure::queue_timeout, false);
+  CHECK(refused.detail.find("max_queued 0") != std::string::npos);
+
+  held.open();
+  check_success(wait(std::move(a)), 200);  // neither was cut by the change
+  check_success(wait(std::move(b)), 200);
+  check_success(h.send(lowered, get("/d")), 200);
+  CHECK(server.connections() == 2);  // /d took an idle connection: the update closed none
+  CHECK(seen == 3);
+}
+
+TEST_CASE("update: a send with older settings does not bring the old limits back") {
+  gate held;
+  std::atomic<int> seen{0};
+  test_server server([&](session& s) {
+    while (s.read_request()) {
+      ++seen;
+      held.future.wait();
+      s.write(reply(200, "ok"));
+    }
+  });
+  gate::opener open_at_end{held};
+  harness h;
+  auto old_settings = local(server);
+  old_settings.max_connections = 1;
+  old_settings.queue_timeout = 600s;
+  old_settings.generation = 1;
+  auto newer = old_settings;
+  newer.max_connections = 2;
+  newer.generation = 2;
+  h.client().update(newer);  // before any send: the pool is made with these
+  // Requests that took the old settings before a reload are sent after it.
+  auto a = h.start(old_settings, get("/a"));
+  auto b = h.start(old_settings, get("/b"));
+  eventually([&] { return seen == 2; });  // under max_connections 1, /b would wait for /a
+  held.open();
+  check_success(wait(std::move(a)), 200);
+  check_success(wait(std::move(b)), 200);
+}
+
 TEST_CASE("a response over the limits is response_too_large, sent, and the connection is dropped") {
   std::string response;
   SUBCASE("Content-Length body") { response = reply(200, std::string(5000, 'x')); }
