@@ -291,20 +291,16 @@ struct SourcedCredential {
   CredentialSource source;
 };
 
-// One credential from {"env": VAR} or {"file": PATH} in `o` (exactly one of
-// them), checked as a header value. Errors name the field, never the value.
-// `required`: absent both is an error at `o`'s own path.
-std::optional<SourcedCredential> credential_from(Object& o, const std::string& path, const std::string& base_dir,
-                                                 bool required) {
+// One credential from {"env": VAR} or {"file": PATH} in `o` (at `path`),
+// exactly one of them, checked as a header value. Errors name the field,
+// never the value.
+SourcedCredential credential_from(Object& o, const std::string& path, const std::string& base_dir) {
   std::string env, file;
   o.string("env", env);
   o.string("file", file);
   const bool has_env = o.get("env") != nullptr, has_file = o.get("file") != nullptr;
   if (has_env && has_file) fail(path, "give env or file, not both");
-  if (!has_env && !has_file) {
-    if (required) fail(path, "needs env (an environment variable) or file (a path) holding the credential");
-    return std::nullopt;
-  }
+  if (!has_env && !has_file) fail(path, "needs env (an environment variable) or file (a path) holding the credential");
   SourcedCredential c;
   if (has_env) {
     if (env.empty()) fail(o.at("env"), "must name an environment variable");
@@ -341,9 +337,9 @@ void parse_credential(const json& j, const std::string& path, const std::string&
       fail(field,
            "one credential for every tenant lets each tenant's agents act on the others' data at this provider: "
            "give credentials per tenant in \"tenants\", or declare \"shared_by_tenants\": true");
-    auto c = credential_from(co, path, base_dir, true);
-    p.shared_credential = std::move(c->value);
-    p.shared_credential_source = std::move(c->source);
+    auto c = credential_from(co, path, base_dir);
+    p.shared_credential = std::move(c.value);
+    p.shared_credential_source = std::move(c.source);
     return;
   }
   if (shared) fail(co.at("shared_by_tenants"), "needs env or file: the one credential the tenants share");
@@ -355,12 +351,12 @@ void parse_credential(const json& j, const std::string& path, const std::string&
     const auto at = co.at("tenants") + "." + it.key();
     if (!is_label(it.key())) fail(at, "the tenant must be a label");
     Object to(it.value(), at);
-    auto c = credential_from(to, at, base_dir, true);
-    if (auto [other, fresh] = owner_of.emplace(c->value, it.key()); !fresh)
+    auto c = credential_from(to, at, base_dir);
+    if (auto [other, fresh] = owner_of.emplace(c.value, it.key()); !fresh)
       fail(at, "has the same credential as tenant " + other->second +
                    ": a shared account must be declared with env or file and shared_by_tenants");
-    p.tenant_credentials.emplace(it.key(), std::move(c->value));
-    p.tenant_credential_sources.emplace(it.key(), std::move(c->source));
+    p.tenant_credentials.emplace(it.key(), std::move(c.value));
+    p.tenant_credential_sources.emplace(it.key(), std::move(c.source));
   }
 }
 
