@@ -16,13 +16,13 @@
 # serialization failures from the PostgreSQL log, held tasks left behind, CPU per process) and
 # a PNG plot of throughput and p99 against concurrency next to it.
 #
-#   bench/run.sh           5 s per point, 1/8/64/256/1000 agents, 10,000 idle connections;
+#   bench/run.sh           3 s per point, 1/8/64/256/1000 agents, 10,000 idle connections;
 #                          writes bench/results.md and bench/results.png (about 13 minutes on 2 cores)
 #   bench/run.sh --quick   2 s per point, 1/8/64 agents, sequential names only, 1,000 idle
 #                          connections; writes
 #                          build/bench-quick/results.md and .png (under 2 minutes; CI's smoke)
 #
-# Env (defaults): DURATION (5, quick 2) measured seconds per point, WARMUP=1 second of load
+# Env (defaults): DURATION (3, quick 2) measured seconds per point, WARMUP=1 second of load
 # before them (new pgbench connections, first claims: not counted), CONCURRENCY ("1 8 64 256 1000",
 # quick "1 8 64"), NAMES ("sequential random", quick "sequential"), IDLE_CONNECTIONS (10000, quick 1000), POOL=16 gateway database connections,
 # IO_THREADS=2 (gateway io_threads = nginx worker_processes), PROVIDER_CONNECTIONS=64 (gateway's
@@ -53,7 +53,7 @@ if [ "$quick" = 1 ]; then
   idle_n=${IDLE_CONNECTIONS:-1000}
   results=${RESULTS:-$repo/build/bench-quick/results.md}
 else
-  duration=${DURATION:-5}
+  duration=${DURATION:-3}
   read -r -a levels <<<"${CONCURRENCY:-1 8 64 256 1000}"
   read -r -a name_kinds <<<"${NAMES:-sequential random}"
   idle_n=${IDLE_CONNECTIONS:-10000}

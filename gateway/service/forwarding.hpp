@@ -62,8 +62,10 @@ struct ProviderTarget {
 ProviderTarget split_provider_target(std::string_view target);
 
 // The same header list in the upstream client's and the server's types.
-http::Fields to_fields(const std::vector<upstream::Header>& headers);
-std::vector<upstream::Header> to_upstream(const http::Fields& fields);
+// By value: pass a list that is not needed afterwards with std::move, and
+// its strings are moved, not copied (every forward converts both ways).
+http::Fields to_fields(std::vector<upstream::Header> headers);
+std::vector<upstream::Header> to_upstream(http::Fields fields);
 
 // Headers kept in the ledger, as JSON [[name, value], ...] text, and back.
 // A value with any byte outside printable ASCII and tab (obs-text, which

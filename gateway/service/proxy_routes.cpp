@@ -46,7 +46,7 @@ http::Response passthrough(upstream::Result result, const ProviderConfig& config
     return http::problem(Code::provider_unavailable, "provider " + config.name + " did not answer: " +
                                                          std::string(upstream::to_string(result.failure)));
   auto& r = *result.response;
-  auto fields = to_fields(r.headers);
+  auto fields = to_fields(std::move(r.headers));
   auto reply = provider_reply(r.status, reply_headers(fields, config), std::move(r.body));
   if (head)
     if (auto length = http::find_header(fields, "Content-Length")) reply.content_length_override = std::string(*length);
@@ -126,13 +126,16 @@ App::Reply App::proxy(Call& call) {
   if (call.span_id == "0000000000000000") call.span_id.back() = '1';  // all-zero is invalid
   context.traceparent = format_traceparent(call.trace, call.span_id);
   context.tracestate = call.trace.tracestate;
-  upstream::Request upstream{rq.method, upstream_target(config, rest, query), {}, rq.body};
+  // The body joins the request at the forward, moved: nothing reads it after
+  // the fingerprint, and it may be a megabyte.
+  upstream::Request upstream{rq.method, upstream_target(config, rest, query), {}, {}};
 
   const auto rule = method_rule(rq.method, config.unfenced_methods);
   if (rule == MethodRule::refused)
     throw Rejection(Code::method_not_allowed, rq.method + " is never forwarded to a provider");
   if (rule == MethodRule::unfenced) {
     upstream.headers = to_upstream(upstream_headers(rq.headers, config, *credential, context, std::nullopt));
+    upstream.body = std::move(call.request.body);
     auto result = co_await forward(call, provider, std::move(upstream));
     co_return passthrough(std::move(result), config, rq.method == "HEAD");
   }
@@ -193,6 +196,7 @@ App::Reply App::proxy(Call& call) {
   const auto& id = token.identity;
   FenceHeaders fence{admitted.upstream_key, admitted.realm, id.epoch, id.owner};
   upstream.headers = to_upstream(upstream_headers(rq.headers, config, *credential, context, fence));
+  upstream.body = std::move(call.request.body);
   auto result = co_await forward(call, provider, std::move(upstream));
   co_return co_await record(call, config, admission, admitted, std::move(result));
 }

@@ -102,7 +102,7 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
     status = result.response->status;
     body = std::move(result.response->body);
     // Through the reply rules, so a provider echoing the credential never has it stored.
-    headers_json = headers_to_json(reply_headers(to_fields(result.response->headers), provider));
+    headers_json = headers_to_json(reply_headers(to_fields(std::move(result.response->headers)), provider));
   }
   const auto decision =
       decide_lookup(lookup, provider.outcomes,
