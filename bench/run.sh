@@ -17,7 +17,7 @@
 # a PNG plot of throughput and p99 against concurrency next to it.
 #
 #   bench/run.sh           3 s per point, 1/8/64/256/1000 agents, 10,000 idle connections;
-#                          writes bench/results.md and bench/results.png (about 13 minutes on 2 cores)
+#                          writes bench/results.md and bench/results.png (about 10.5 minutes on 2 cores)
 #   bench/run.sh --quick   2 s per point, 1/8/64 agents, sequential names only, 1,000 idle
 #                          connections; writes
 #                          build/bench-quick/results.md and .png (under 2 minutes; CI's smoke)
