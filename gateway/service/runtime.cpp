@@ -67,6 +67,19 @@ void report_retention(const RetentionTotals& t) {
                                {"authority_ms", t.now_ms}});
 }
 
+// An io_context that can be shut down before it is destroyed. Objects of
+// one io_context (a session's coroutine frame, queued on its thread's
+// io_context) may own objects of another (the listener, on the first;
+// pooled upstream connections): destroying the io_contexts one by one
+// would let such an owner outlive the services its members belong to.
+// Shutting all of them down first destroys every pending handler, and with
+// them those owners, while every service still exists.
+class IoContext : public asio::io_context {
+ public:
+  using asio::io_context::io_context;
+  void shut_down() { shutdown(); }
+};
+
 }  // namespace
 
 struct Runtime::Impl {
@@ -107,7 +120,7 @@ struct Runtime::Impl {
   // as in an nginx worker, instead of waking another thread at every step.
   // The first also runs the listener, the duties and the upstream pools'
   // housekeeping.
-  std::vector<std::unique_ptr<asio::io_context>> ios;
+  std::vector<std::unique_ptr<IoContext>> ios;
   std::unique_ptr<upstream::Client> upstream;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::unique_ptr<http::Server> server;
@@ -123,6 +136,13 @@ struct Runtime::Impl {
   std::optional<asio::strand<asio::io_context::executor_type>> duties;
   std::optional<asio::steady_timer> tick_timer, sweep_timer, reconcile_timer, retention_timer;
   std::atomic<bool> stopping{false};
+
+  ~Impl() {
+    // The members below that own I/O objects (server, upstream) are
+    // destroyed after this body, against services shut down but not yet
+    // destroyed, which Asio allows.
+    for (auto& io : ios) io->shut_down();
+  }
 
   asio::awaitable<void> tick_loop() {
     while (!stopping) {
@@ -284,7 +304,7 @@ std::uint16_t Runtime::start() {
   m.pool = std::make_unique<Pool>(std::move(pool_options));
   m.database = std::make_unique<Database>(*m.pool, m.retry, &m.metrics);
   for (unsigned i = 0; i < std::max(1u, m.config.http.io_threads); ++i)
-    m.ios.push_back(std::make_unique<asio::io_context>(1));
+    m.ios.push_back(std::make_unique<IoContext>(1));
   m.upstream = std::make_unique<upstream::Client>(m.io());
   m.app = std::make_unique<App>(
       App::Deps{m.config, *m.database, *m.pool, m.authority, m.ledger, m.held, m.operators, m.resolutions,
