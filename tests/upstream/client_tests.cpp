@@ -288,21 +288,27 @@ TEST_CASE("queue_timeout: no slot in time, nothing sent") {
   CHECK(server.connections() == 1);
 }
 
-TEST_CASE("max_queued: past the bound a request is refused at once, unsent, while the queued one still runs") {
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  std::promise<void> first_in;
-  std::atomic<int> seen{0};
-  test_server server([&](session& s) {
+// Answers 200 to every request; the first exchange keeps its connection (and
+// so the only slot, at max_connections 1) until `released`, after `first_in`.
+test_server::script hold_first(std::promise<void>& first_in, std::shared_future<void> released,
+                               std::atomic<int>& seen) {
+  return [&first_in, released, &seen](session& s) {
     while (s.read_request()) {
-      // The first exchange keeps the only connection until the test releases it.
       if (++seen == 1) {
         first_in.set_value();
         released.wait();
       }
       s.write(reply(200, "ok"));
     }
-  });
+  };
+}
+
+TEST_CASE("max_queued: past the bound a request is refused at once, unsent, while the queued one still runs") {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<void> first_in;
+  std::atomic<int> seen{0};
+  test_server server(hold_first(first_in, released, seen));
   harness h;
   auto e = local(server);
   e.max_connections = 1;
@@ -690,15 +696,7 @@ TEST_CASE("per io_context: a slot freed on one io_context starts the request que
   std::shared_future<void> released = release.get_future().share();
   std::promise<void> first_in;
   std::atomic<int> seen{0};
-  test_server server([&](session& s) {
-    while (s.read_request()) {
-      if (++seen == 1) {
-        first_in.set_value();
-        released.wait();
-      }
-      s.write(reply(200, "ok"));
-    }
-  });
+  test_server server(hold_first(first_in, released, seen));
   per_thread_harness h;
   auto e = local(server);
   e.max_connections = 1;
