@@ -12,7 +12,6 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -36,10 +35,10 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
         limits(l),
         handler(std::move(h)),
         screen(std::move(s)),
-        acceptor(asio::make_strand(*ios.front())),
+        acceptor(*ios.front()),
         slot_freed(acceptor.get_executor()) {}
 
-  // Where the next accepted connection is served (acceptor strand only).
+  // Where the next accepted connection is served (accept loop only).
   asio::io_context& next_io() { return *ios[next_io_index++ % ios.size()]; }
 
   std::vector<asio::io_context*> ios;
@@ -48,8 +47,8 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
   Handler handler;
   Screen screen;
   tcp::acceptor acceptor;
-  // Acceptor strand only: the accept loop waits on it at the connection cap,
-  // and a closing session cancels it.
+  // On the acceptor's io_context only: the accept loop waits on it at the
+  // connection cap, and a closing session cancels it.
   asio::steady_timer slot_freed;
   std::atomic<bool> stopping{false};
   std::atomic<std::size_t> active{0};
@@ -307,7 +306,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state) {
       state->slot_freed.expires_at(asio::steady_timer::time_point::max());
       co_await state->slot_freed.async_wait(use_tuple);
     }
-    auto [ec, socket] = co_await state->acceptor.async_accept(asio::make_strand(state->next_io()), use_tuple);
+    auto [ec, socket] = co_await state->acceptor.async_accept(state->next_io(), use_tuple);
     if (ec) {
       if (ec == asio::error::operation_aborted || !state->acceptor.is_open()) co_return;
       // E.g. EMFILE: the pending connection stays queued and would fail

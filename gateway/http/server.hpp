@@ -1,7 +1,7 @@
 // The HTTP/1.1 front door (Beast): keep-alive sessions, a fresh parser with
 // header and body limits per request, read and idle deadlines, over plain
 // TCP or TLS. It knows no routes: every complete request goes to the
-// Handler, a coroutine awaited on the session's own strand.
+// Handler, a coroutine awaited on the session's io_context.
 #pragma once
 
 #include "http/message.hpp"
@@ -38,7 +38,7 @@ struct ServerLimits {
 
 // Checks a request's head (no body) before `100 Continue` invites the body:
 // a reply refuses the request, and the connection closes without reading
-// the body. Runs on the connection's strand; must not block or throw.
+// the body. Runs on the connection's io_context; must not block or throw.
 using Screen = std::function<std::optional<Response>(const Request& head)>;
 
 class Server {
@@ -46,7 +46,8 @@ class Server {
   Server(boost::asio::io_context& io, ServerLimits limits, Handler handler, Screen screen = {});
   // Accepts on the first io_context and spreads connections over all of
   // them in turn: with one io_context per thread, a connection's requests
-  // are served on one thread, with no hand-over between threads.
+  // are served on one thread, with no hand-over between threads. Each
+  // io_context must be run by exactly one thread: sessions use no strands.
   Server(std::vector<boost::asio::io_context*> ios, ServerLimits limits, Handler handler, Screen screen = {});
   ~Server();
 

@@ -1,6 +1,6 @@
 // The application behind the HTTP server: routing, authentication, and each
 // route as one coroutine that reads top to bottom (validate, decide, forward,
-// record, reply). Validation runs on the connection's strand; every database
+// record, reply). Validation runs on the connection's I/O thread; every database
 // decision is awaited on a pool worker. Route handlers live in *_routes.cpp.
 #pragma once
 

@@ -82,7 +82,8 @@ App::Reply App::record(Call& call, const ProviderConfig& config, const Admission
     std::lock_guard lock(pending_mutex_);
     pending_.insert(p);
   }
-  // Same strand as this coroutine: `done` and the timers need no lock.
+  // On the same io_context thread as this coroutine: `done` and the timers
+  // need no lock.
   asio::co_spawn(executor, keep_recording(p), asio::detached);
   if (!p->done) {
     const auto waited = std::chrono::steady_clock::now();

@@ -86,7 +86,9 @@ class client_state;
 class Client {
  public:
   // `io` runs the pools' housekeeping, and the exchanges of send() without
-  // an io_context of its own.
+  // an io_context of its own. Every io_context given to the client (`io` and
+  // each send's `on`) must be run by exactly one thread: connections use no
+  // strands (see upstream/asio_types.hpp).
   explicit Client(boost::asio::io_context& io);
   ~Client();  // shutdown(); in-flight exchanges still complete their callbacks
   Client(const Client&) = delete;

@@ -13,11 +13,11 @@
 
 namespace gw::upstream::detail {
 
-connection::connection(const strand_type& strand, std::shared_ptr<net::ssl::context> tls)
+connection::connection(const io_executor& executor, std::shared_ptr<net::ssl::context> tls)
     : tls_context_(std::move(tls)),
-      transport_(strand, tls_context_.get()),
-      resolver_(strand),
-      deadline_(strand) {}
+      transport_(executor, tls_context_.get()),
+      resolver_(executor),
+      deadline_(executor) {}
 
 void connection::connect(const Endpoint& endpoint, connect_handler done) {
   connecting_ = std::move(done);

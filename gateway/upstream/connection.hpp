@@ -1,6 +1,7 @@
 // One upstream connection: how it is opened (DNS, TCP, TLS within one
 // deadline), how an idle one is checked before reuse, and the deadline timer
-// its exchanges run under. Lives on its pool's strand.
+// its exchanges run under. Lives on the io_context it was opened on, and is
+// only touched from that io_context's thread.
 #pragma once
 
 #include "upstream/asio_types.hpp"
@@ -19,13 +20,13 @@ class connection : public std::enable_shared_from_this<connection> {
   using connect_handler = std::function<void(Failure, std::string detail)>;
 
   // `tls` null means plain TCP.
-  connection(const strand_type& strand, std::shared_ptr<net::ssl::context> tls);
+  connection(const io_executor& executor, std::shared_ptr<net::ssl::context> tls);
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
 
   // Resolves, connects and handshakes within endpoint.connect_timeout. The
   // deadline completes `done` itself, so a DNS lookup stuck in getaddrinfo
-  // cannot hold the caller past it. Completes on the strand, never inline.
+  // cannot hold the caller past it. Completes on the io_context, never inline.
   void connect(const Endpoint& endpoint, connect_handler done);
 
   // For an idle pooled connection: true when it must not be reused because

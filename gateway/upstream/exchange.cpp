@@ -5,11 +5,12 @@
 #include "upstream/connection.hpp"
 #include "upstream/request_rules.hpp"
 
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 
+#include <array>
 #include <optional>
 #include <string>
 
@@ -21,22 +22,6 @@ namespace http = boost::beast::http;
 
 constexpr std::uint32_t header_limit = 64 * 1024;
 
-http::request<http::string_body> to_wire(Request request, const Endpoint& endpoint) {
-  http::request<http::string_body> message;
-  message.method_string(request.method);
-  message.target(request.target);
-  message.version(11);
-  bool has_host = false;
-  for (const auto& header : request.headers) has_host = has_host || iequals(header.name, "Host");
-  if (!has_host) message.insert(http::field::host, default_host(endpoint));
-  for (const auto& header : request.headers) {
-    if (!is_framing_header(header.name)) message.insert(header.name, header.value);
-  }
-  if (needs_content_length(request.method, request.body.size())) message.content_length(request.body.size());
-  message.body() = std::move(request.body);
-  return message;
-}
-
 class exchange : public std::enable_shared_from_this<exchange> {
  public:
   exchange(std::shared_ptr<connection> conn, Request request, const Endpoint& endpoint, exchange_handler done)
@@ -44,14 +29,20 @@ class exchange : public std::enable_shared_from_this<exchange> {
         head_(request.method == "HEAD"),
         body_limit_(endpoint.max_response_body),
         timeout_(endpoint.request_timeout),
-        message_(to_wire(std::move(request), endpoint)),
+        close_after_(asks_close(request.headers)),
+        head_bytes_(wire_head(request, endpoint)),
+        body_(std::move(request.body)),
         done_(std::move(done)) {}
 
   void start() {
     conn_->stream().start_counting();
     conn_->arm_deadline(timeout_);
-    http::async_write(conn_->stream(), message_,
-                      [self = shared_from_this()](error_code ec, std::size_t) { self->on_write(ec); });
+    // The head is serialized here (request_rules.hpp), not by Beast: the
+    // fields are written as they are, with no second copy into a Beast
+    // message; head and body go out in one gathered write.
+    const std::array<net::const_buffer, 2> wire{net::buffer(head_bytes_), net::buffer(body_)};
+    net::async_write(conn_->stream(), wire,
+                     [self = shared_from_this()](error_code ec, std::size_t) { self->on_write(ec); });
   }
 
  private:
@@ -101,7 +92,7 @@ class exchange : public std::enable_shared_from_this<exchange> {
     // keep-alive on both sides, no unread bytes behind it, and no protocol
     // switch. Anything else closes: a new connection is cheap, a confused
     // one is not.
-    const bool reusable = parser_->is_done() && parser_->keep_alive() && message_.keep_alive() &&
+    const bool reusable = parser_->is_done() && parser_->keep_alive() && !close_after_ &&
                           buffer_.size() == 0 && status != 101 && !conn_->timed_out() && conn_->is_open();
     if (!reusable) conn_->close();
 
@@ -133,7 +124,9 @@ class exchange : public std::enable_shared_from_this<exchange> {
   bool head_;
   std::size_t body_limit_;
   std::chrono::milliseconds timeout_;
-  http::request<http::string_body> message_;
+  bool close_after_;        // the request asked for Connection: close
+  std::string head_bytes_;  // request line and fields, as written
+  std::string body_;
   beast::flat_buffer buffer_;
   std::optional<http::response_parser<http::string_body>> parser_;
   exchange_handler done_;

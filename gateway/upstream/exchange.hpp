@@ -16,7 +16,7 @@ class connection;
 using exchange_handler = std::function<void(Result result, bool reusable)>;
 
 // Runs under endpoint.request_timeout (write + read) and completes on the
-// connection's strand, never inline. `request` must have passed
+// connection's io_context, never inline. `request` must have passed
 // request_problem(). On any failure the connection is closed; a request that
 // reached the socket is never written a second time.
 void run_exchange(std::shared_ptr<connection> conn, Request request, const Endpoint& endpoint,

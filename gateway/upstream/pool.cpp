@@ -19,9 +19,8 @@ struct pool::call {
   Endpoint endpoint;
   Request request;
   std::function<void(Result)> done;
-  // Only for a call that waits: its queue deadline, and the strand where
-  // the deadline fires and where a freed slot starts it.
-  std::optional<strand_type> strand;
+  // Only for a call that waits: its queue deadline, on `on`, where a freed
+  // slot starts it too.
   std::optional<timer_type> queue_timer;
   bool queued = false;  // guarded by the pool's mutex
 };
@@ -45,8 +44,7 @@ pool::pool(net::io_context& home, const Endpoint& endpoint)
       max_connections_(std::max<std::size_t>(1, endpoint.max_connections)),
       max_queued_(endpoint.max_queued),
       idle_retire_(endpoint.idle_retire),
-      sweep_strand_(net::make_strand(home)),
-      sweep_timer_(sweep_strand_) {
+      sweep_timer_(home.get_executor()) {
   if (endpoint.tls) tls_context_ = make_tls_context(endpoint.ca_file, tls_context_error_);
 }
 
@@ -83,8 +81,7 @@ void pool::submit(net::io_context& on, const Endpoint& endpoint, Request request
                        "upstream queue full (max_queued " + std::to_string(max_queued_) + "); nothing was sent");
     } else {
       c->queued = true;
-      c->strand.emplace(net::make_strand(on));
-      c->queue_timer.emplace(*c->strand);
+      c->queue_timer.emplace(on.get_executor());
       c->queue_timer->expires_after(c->endpoint.queue_timeout);
       c->queue_timer->async_wait([self = shared_from_this(), c](error_code) { self->on_queue_deadline(c); });
       waiters_.push_back(c);
@@ -92,7 +89,9 @@ void pool::submit(net::io_context& on, const Endpoint& endpoint, Request request
   }
   start_elsewhere(std::move(started));
   if (refusal) return deliver(on, std::move(c->done), std::move(*refusal));
-  if (run_now) start(c);
+  if (!run_now) return;
+  if (on.get_executor().running_in_this_thread()) return start(c);
+  net::post(on, [self = shared_from_this(), c] { self->start(c); });
 }
 
 void pool::update(const Endpoint& endpoint) {
@@ -116,7 +115,7 @@ bool pool::take_limits_locked(const Endpoint& endpoint) {
 }
 
 void pool::shutdown() {
-  net::post(sweep_strand_, [self = shared_from_this()] { self->stop(); });
+  net::post(home_, [self = shared_from_this()] { self->stop(); });
 }
 
 void pool::on_queue_deadline(const std::shared_ptr<call>& c) {
@@ -136,7 +135,7 @@ void pool::on_queue_deadline(const std::shared_ptr<call>& c) {
 
 void pool::start(const std::shared_ptr<call>& c) {
   if (auto conn = take_idle(*c->on)) return run(c, std::move(conn));
-  auto conn = std::make_shared<connection>(net::make_strand(*c->on), tls_context_);
+  auto conn = std::make_shared<connection>(c->on->get_executor(), tls_context_);
   conn->connect(c->endpoint, [self = shared_from_this(), c, conn](Failure failure, std::string detail) {
     if (failure != Failure::none) return self->finish(c, unsent(failure, std::move(detail)), nullptr);
     self->run(c, conn);
@@ -150,7 +149,7 @@ void pool::run(const std::shared_ptr<call>& c, std::shared_ptr<connection> conn)
                });
 }
 
-// On the connection's strand, after its exchange (or its connect) ended.
+// On the connection's io_context, after its exchange (or its connect) ended.
 void pool::finish(const std::shared_ptr<call>& c, Result result, std::shared_ptr<connection> reusable) {
   std::vector<std::shared_ptr<call>> started;
   bool sweep = false;
@@ -165,7 +164,7 @@ void pool::finish(const std::shared_ptr<call>& c, Result result, std::shared_ptr
     started = take_waiters_locked();
   }
   if (reusable) reusable->close();  // only left set when the pool has stopped
-  if (sweep) net::post(sweep_strand_, [self = shared_from_this()] { self->schedule_sweep(); });
+  if (sweep) net::post(home_, [self = shared_from_this()] { self->schedule_sweep(); });
   complete(*c, std::move(result));
   start_elsewhere(std::move(started));
 }
@@ -191,7 +190,7 @@ std::vector<std::shared_ptr<pool::call>> pool::take_waiters_locked() {
 void pool::start_elsewhere(std::vector<std::shared_ptr<call>> calls) {
   // Each on its own io_context, where its queue timer lives.
   for (auto& c : calls)
-    net::post(*c->strand, [self = shared_from_this(), c] {
+    net::post(*c->on, [self = shared_from_this(), c] {
       c->queue_timer->cancel();
       self->start(c);
     });
@@ -288,7 +287,7 @@ void pool::stop() {
   for (auto& conn : idle) conn->close();
   sweep_timer_.cancel();
   for (auto& c : waiters)
-    net::post(*c->strand, [c] {
+    net::post(*c->on, [c] {
       c->queue_timer->cancel();
       complete(*c, unsent(Failure::queue_timeout, "upstream client shut down while the request was queued"));
     });

@@ -3,12 +3,14 @@
 // keep-alive connections checked before reuse and retired after idle_retire.
 //
 // Threads: the gateway runs one io_context per I/O thread, and a request's
-// exchange runs on the io_context of the thread that asked for it (on a
-// strand of its own connection), so a pass-through never hands work to
-// another thread. The counters, the queue and the idle lists are shared by
-// every thread and guarded by one mutex held only for a few instructions;
-// idle connections are kept per io_context, so a connection is only ever
-// reused on the io_context its socket was opened on.
+// exchange runs on the io_context of the thread that asked for it, so a
+// pass-through never hands work to another thread. Each io_context is run by
+// one thread: that is what keeps a connection's completions, its timers and
+// its queued call's timer from running concurrently, without strands. The
+// counters, the queue and the idle lists are shared by every thread and
+// guarded by one mutex held only for a few instructions; idle connections
+// are kept per io_context, so a connection is only ever reused on the
+// io_context its socket was opened on.
 //
 // The limits follow the newest settings generation seen (client.hpp,
 // Endpoint), from a submit() or an update().
@@ -52,7 +54,9 @@ class pool : public std::enable_shared_from_this<pool> {
   pool& operator=(const pool&) = delete;
 
   // Any thread. The exchange runs on `on`: its connection is one opened on
-  // `on` (idle or new), and `done` is called there.
+  // `on` (idle or new), and `done` is called there. Called from `on`'s own
+  // thread (the gateway's case) it starts at once; from any other, it is
+  // posted there, so a connection is only ever touched on its thread.
   void submit(net::io_context& on, const Endpoint& endpoint, Request request, std::function<void(Result)> done);
   // Any thread: newer limits (a lower max_connections closes nothing and
   // admits new exchanges only under it; a higher one starts waiters).
@@ -86,7 +90,7 @@ class pool : public std::enable_shared_from_this<pool> {
   void start_elsewhere(std::vector<std::shared_ptr<call>> calls);
   std::shared_ptr<connection> take_idle(net::io_context& io);
   std::deque<idle_connection>& idle_locked(net::io_context& io);
-  void schedule_sweep();  // on sweep_strand_
+  void schedule_sweep();  // on home_
   void sweep();
   void stop();
 
@@ -106,8 +110,7 @@ class pool : public std::enable_shared_from_this<pool> {
   bool sweep_armed_ = false;
   bool stopped_ = false;
 
-  // The idle sweep's timer, armed and fired on its own strand of home_.
-  strand_type sweep_strand_;
+  // The idle sweep's timer, armed and fired on home_.
   timer_type sweep_timer_;
 };
 

@@ -62,4 +62,53 @@ bool is_framing_header(std::string_view name) {
   return iequals(name, "Content-Length") || iequals(name, "Transfer-Encoding");
 }
 
+std::string wire_head(const Request& request, const Endpoint& endpoint) {
+  std::string head;
+  std::size_t size = request.method.size() + request.target.size() + 64;
+  for (const auto& header : request.headers) size += header.name.size() + header.value.size() + 4;
+  head.reserve(size);
+  head += request.method;
+  head += ' ';
+  head += request.target;
+  head += " HTTP/1.1\r\n";
+  const bool has_host = std::any_of(request.headers.begin(), request.headers.end(),
+                                    [](const Header& h) { return iequals(h.name, "Host"); });
+  if (!has_host) {
+    head += "Host: ";
+    head += default_host(endpoint);
+    head += "\r\n";
+  }
+  for (const auto& header : request.headers) {
+    if (is_framing_header(header.name)) continue;
+    head += header.name;
+    head += ": ";
+    head += header.value;
+    head += "\r\n";
+  }
+  if (needs_content_length(request.method, request.body.size())) {
+    head += "Content-Length: ";
+    head += std::to_string(request.body.size());
+    head += "\r\n";
+  }
+  head += "\r\n";
+  return head;
+}
+
+bool asks_close(const std::vector<Header>& headers) {
+  for (const auto& header : headers) {
+    if (!iequals(header.name, "Connection")) continue;
+    // A comma-separated list of tokens, with optional whitespace.
+    std::string_view rest = header.value;
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      std::string_view token = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
+      while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+      if (iequals(token, "close")) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace gw::upstream::detail

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gw::upstream::detail {
 
@@ -25,6 +26,16 @@ bool needs_content_length(std::string_view method, std::size_t body_size);
 // Content-Length and Transfer-Encoding: the client frames the body itself, so
 // caller values for these are dropped rather than trusted.
 bool is_framing_header(std::string_view name);
+
+// The request line and header block as written, up to and including the
+// blank line: the caller's fields in order (framing ones dropped), Host when
+// the caller gave none, Content-Length when due. `request` must have passed
+// request_problem(); the body is written after it as it is.
+std::string wire_head(const Request& request, const Endpoint& endpoint);
+
+// True when a Connection field of the request names "close": the connection
+// is not reused after its reply.
+bool asks_close(const std::vector<Header>& headers);
 
 bool iequals(std::string_view a, std::string_view b);
 

@@ -44,10 +44,10 @@ auto async_write_some_counted(Stream& stream, const Buffers& buffers, std::size_
 // A TCP socket that counts the bytes the kernel accepted from it.
 class counting_socket {
  public:
-  using executor_type = strand_type;
+  using executor_type = io_executor;
   using lowest_layer_type = socket_type::lowest_layer_type;
 
-  explicit counting_socket(const strand_type& strand) : socket_(strand) {}
+  explicit counting_socket(const io_executor& executor) : socket_(executor) {}
 
   executor_type get_executor() noexcept { return socket_.get_executor(); }
   lowest_layer_type& lowest_layer() { return socket_.lowest_layer(); }
@@ -71,10 +71,10 @@ class counting_socket {
 
 class transport {
  public:
-  using executor_type = strand_type;
+  using executor_type = io_executor;
 
   // `tls` null means plain TCP; the context must outlive the transport.
-  transport(const strand_type& strand, net::ssl::context* tls) : raw_(strand) {
+  transport(const io_executor& executor, net::ssl::context* tls) : raw_(executor) {
     if (tls) tls_.emplace(raw_, *tls);
   }
   transport(const transport&) = delete;

@@ -1,5 +1,5 @@
 // Table tests for the request rules: what may be written, default Host,
-// when Content-Length is due.
+// when Content-Length is due, the head as written, Connection: close.
 #include "upstream/request_rules.hpp"
 
 #include <doctest/doctest.h>
@@ -61,6 +61,40 @@ TEST_CASE("framing headers are recognised in any case") {
   CHECK(is_framing_header("content-length"));
   CHECK(is_framing_header("Transfer-Encoding"));
   CHECK_FALSE(is_framing_header("Content-Type"));
+}
+
+TEST_CASE("wire_head writes the request line and fields in order, framed by the client") {
+  Endpoint e;
+  e.host = "127.0.0.1";
+  e.port = "8080";
+  SUBCASE("a GET gets the default Host and no Content-Length") {
+    Request r{"GET", "/v1/items?x=1", {{"Accept", "application/json"}, {"X-Trace", "a\tb"}}, {}};
+    CHECK(wire_head(r, e) ==
+          "GET /v1/items?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAccept: application/json\r\n"
+          "X-Trace: a\tb\r\n\r\n");
+  }
+  SUBCASE("a caller's Host is kept where it is, and not doubled") {
+    Request r{"GET", "/", {{"Accept", "*/*"}, {"host", "api.example"}}, {}};
+    CHECK(wire_head(r, e) == "GET / HTTP/1.1\r\nAccept: */*\r\nhost: api.example\r\n\r\n");
+  }
+  SUBCASE("a caller's framing fields are dropped and Content-Length is the body's") {
+    Request r{"POST", "/b", {{"Content-Length", "999"}, {"Transfer-Encoding", "chunked"}, {"X-A", "1"}}, "{\"a\":1}"};
+    CHECK(wire_head(r, e) == "POST /b HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-A: 1\r\nContent-Length: 7\r\n\r\n");
+  }
+  SUBCASE("a POST with no body says Content-Length: 0") {
+    Request r{"POST", "/b", {}, {}};
+    CHECK(wire_head(r, e) == "POST /b HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 0\r\n\r\n");
+  }
+}
+
+TEST_CASE("asks_close finds the close token in any Connection field, in any case") {
+  CHECK_FALSE(asks_close({}));
+  CHECK_FALSE(asks_close({{"Connection", "keep-alive"}}));
+  CHECK_FALSE(asks_close({{"X-Connection", "close"}}));
+  CHECK_FALSE(asks_close({{"Connection", "closed"}}));
+  CHECK(asks_close({{"Connection", "close"}}));
+  CHECK(asks_close({{"connection", "Upgrade, CLOSE"}}));
+  CHECK(asks_close({{"Connection", "keep-alive"}, {"Connection", " close\t"}}));
 }
 
 }  // namespace gw::upstream::detail

@@ -28,7 +28,7 @@ write_outcome write_some(net::io_context& io, transport& t, std::string_view dat
 TEST_CASE("transport counts accepted bytes per exchange and nothing for a refused write") {
   net::io_context io;
   tcp::acceptor acceptor(io, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
-  transport t(net::make_strand(io), nullptr);
+  transport t(io.get_executor(), nullptr);
   t.socket().connect(acceptor.local_endpoint());
   tcp::socket peer(io);
   acceptor.accept(peer);
