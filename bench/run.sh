@@ -417,12 +417,24 @@ naive_phase() {
   if [ "$script" = bench/naive_protected.sql ]; then
     psql_q -v run="$id" -v random="$random" -v clients="$n" -f bench/naive_tasks.sql
   fi
+  local limit=$((duration + warmup + n / 250 + 1 + 3 * n * conn_ms_per_100 / 200000))
+  # pgbench -T starts no script after `limit` seconds, but then waits for every open one: at
+  # 1,000 clients SERIALIZABLE scripts queue for a minute, long after the measured window. Those
+  # still open 5 s past the limit are ended (pg_terminate_backend) and the row says how many.
+  rm -f "$work/cut-$id"
+  (sleep $((limit + 5)) && psql_q -At -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+     WHERE application_name = 'pgbench' AND datname = 'postgres'" >"$work/cut-$id") 2>/dev/null &
+  local cutter=$!
   measure "$id" DB "$label" -- \
     env PGOPTIONS='-c default_transaction_isolation=serializable' \
     pgbench -h 127.0.0.1 -p "$pgport" -U postgres -n -M prepared -c "$n" -j "$threads" \
-    -T $((duration + warmup + n / 250 + 1 + 3 * n * conn_ms_per_100 / 200000)) \
+    -T "$limit" \
     --max-tries="$max_tries" --failures-detailed -D run="$id" -D random="$random" -D k=0 -D clients="$n" \
     -D realm="$realm" -l --log-prefix="$work/$id" -f "$script" postgres
+  kill "$cutter" 2>/dev/null || true
+  wait "$cutter" 2>/dev/null || true
+  local cut=0
+  [ ! -s "$work/cut-$id" ] || cut=$(cat "$work/cut-$id")
   local w tps p50 p90 p99 p999 failed retried span
   w=$(pgbench_window "$work/$id".* 2>/dev/null || echo "0 - - - - ? ? 0")
   read -r tps p50 p90 p99 p999 failed retried span <<<"$w"
@@ -431,9 +443,16 @@ naive_phase() {
     errs="$errs; measured over ${span:-0} s only"
   fi
   local aborted
+  # Each client ended by the cut above aborts too; those are counted there, not here.
   aborted=$(grep -c 'aborted in command' "$last_out" || true)
-  [ "$aborted" -eq 0 ] || errs="$errs; $aborted clients aborted ($(grep -m1 -o 'ERROR: .*' "$last_out" | tr '|' '/'))"
-  [ "$last_rc" -eq 0 ] || errs="$errs; pgbench exited $last_rc"
+  aborted=$((aborted > cut ? aborted - cut : 0))
+  [ "$aborted" -eq 0 ] ||
+    errs="$errs; $aborted clients aborted ($( (grep -m1 -o 'ERROR: .*' "$last_out" || true) | tr '|' '/'))"
+  if [ "$cut" -gt 0 ]; then
+    errs="$errs; $cut scripts still open 5 s after the run's end were ended"
+  elif [ "$last_rc" -ne 0 ]; then
+    errs="$errs; pgbench exited $last_rc"
+  fi
   rows+=("| $id | $label | $n | $tps | $p50 | $p90 | $p99 | $p999 | $errs | $db_serial | $held | $cpu_cols |")
   details+=("### $id: $label" "" "pgbench's own summary (the whole run, warm-up included, connection time excluded):" ""
             '```' "$(awk '/^(number of|latency|tps|maximum number of tries|total number|initial connection|pgbench: error)/ && n++ < 20' "$last_out")"

@@ -2,6 +2,7 @@
 
 #include "http/framing.hpp"
 #include "http/problem.hpp"
+#include "http/reply_head.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -13,10 +14,12 @@
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
+#include <array>
 #include <iostream>
 #include <mutex>
 
@@ -96,21 +99,6 @@ Request head_request(const bhttp::request_header<>& h, const std::string& remote
   return r;
 }
 
-bhttp::response<bhttp::string_body> to_message(Response&& r, unsigned version, bool keep_alive,
-                                               bool head) {
-  bhttp::response<bhttp::string_body> m{static_cast<bhttp::status>(r.status), version};
-  for (auto& [k, v] : r.headers) m.insert(k, v);
-  m.body() = std::move(r.body);
-  m.keep_alive(keep_alive);
-  if (head && r.content_length_override) {
-    m.set(bhttp::field::content_length, *r.content_length_override);
-  } else {
-    m.prepare_payload();
-  }
-  if (head) m.body().clear();
-  return m;
-}
-
 // The peer cannot be answered: it went away, or (TLS) its stream broke or
 // ended without close_notify. Plain TCP only ever gives the first two.
 bool transport_failed(const beast::error_code& ec) {
@@ -125,18 +113,17 @@ void expires_after(Stream& stream, std::chrono::milliseconds timeout) {
   beast::get_lowest_layer(stream).expires_after(timeout);
 }
 
+// The head is serialized by reply_head (no copy of the fields into a Beast
+// message) and goes out with the body in one gathered write.
 template <class Stream>
 asio::awaitable<bool> write_reply(Stream& stream, Response reply, unsigned version, bool keep_alive, bool head,
                                   const ServerLimits& limits) {
-  auto message = to_message(std::move(reply), version, keep_alive, head);
-  bhttp::serializer<false, bhttp::string_body> sr{message};
-  if (head) sr.split(true);
+  const std::string bytes = reply_head(reply, version, keep_alive, head);
+  const bool body = !head && reply_has_body(reply.status) && !reply.body.empty();
+  const std::array<asio::const_buffer, 2> wire{asio::buffer(bytes),
+                                               body ? asio::buffer(reply.body) : asio::const_buffer{}};
   expires_after(stream, limits.write_timeout);
-  if (head) {
-    auto [ec, n] = co_await bhttp::async_write_header(stream, sr, use_tuple);
-    co_return !ec;
-  }
-  auto [ec, n] = co_await bhttp::async_write(stream, sr, use_tuple);
+  auto [ec, n] = co_await asio::async_write(stream, wire, use_tuple);
   co_return !ec;
 }
 

@@ -1,0 +1,70 @@
+// Reply heads (see reply_head.hpp).
+#include "http/reply_head.hpp"
+
+#include <boost/beast/http/status.hpp>
+
+#include <algorithm>
+
+namespace gw::http {
+namespace {
+
+bool is_tchar(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+bool writable(const std::string& name, const std::string& value) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), is_tchar) &&
+         std::all_of(value.begin(), value.end(), [](char c) {
+           const auto u = static_cast<unsigned char>(c);
+           return u == '\t' || (u >= 0x20 && u != 0x7f);
+         });
+}
+
+// Written by the server from the reply itself, never copied from its fields.
+bool is_framing(std::string_view name) {
+  return iequals(name, "Connection") || iequals(name, "Content-Length") || iequals(name, "Transfer-Encoding");
+}
+
+}  // namespace
+
+bool reply_has_body(unsigned status) { return !(status < 200 || status == 204 || status == 304); }
+
+std::string reply_head(const Response& reply, unsigned version, bool keep_alive, bool head) {
+  namespace bhttp = boost::beast::http;
+  const auto reason = bhttp::obsolete_reason(bhttp::int_to_status(reply.status));
+  std::size_t size = 64 + reason.size();
+  for (const auto& [name, value] : reply.headers) size += name.size() + value.size() + 4;
+  std::string out;
+  out.reserve(size);
+  out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+  out += std::to_string(reply.status);
+  out += ' ';
+  out.append(reason.data(), reason.size());
+  out += "\r\n";
+  for (const auto& [name, value] : reply.headers) {
+    if (is_framing(name) || !writable(name, value)) continue;
+    out += name;
+    out += ": ";
+    out += value;
+    out += "\r\n";
+  }
+  // HTTP/1.1 keeps the connection unless told; HTTP/1.0 closes it unless told.
+  if (version == 10 && keep_alive) out += "Connection: keep-alive\r\n";
+  if (version != 10 && !keep_alive) out += "Connection: close\r\n";
+  if (reply_has_body(reply.status)) {
+    out += "Content-Length: ";
+    const auto& length = reply.content_length_override;
+    if (head && length && !length->empty() && std::all_of(length->begin(), length->end(), [](char c) {
+          return c >= '0' && c <= '9';
+        }))
+      out += *length;
+    else
+      out += std::to_string(reply.body.size());
+    out += "\r\n";
+  }
+  out += "\r\n";
+  return out;
+}
+
+}  // namespace gw::http
