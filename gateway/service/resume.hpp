@@ -1,13 +1,18 @@
-// Awaiting work that completes through a callback on another thread (a
-// database worker, the upstream client): the coroutine resumes on its own
-// executor with the callback's value, whichever thread called back.
+// Awaiting work that completes through a callback (a database worker, the
+// upstream client): the coroutine resumes on its own executor with the
+// callback's value, whichever thread called back. A callback on the
+// coroutine's own thread (an upstream exchange, which runs on the caller's
+// io_context) resumes it there and then, instead of queueing one more
+// handler behind everything else the thread has to do.
 #pragma once
 
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 
@@ -24,9 +29,18 @@ asio::awaitable<T> resume_on(Start start) {
       [](auto handler, Start start) {
         auto executor = asio::get_associated_executor(handler);
         auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-        start(executor, std::function<void(T)>([shared, executor](T value) {
-          asio::post(executor, [shared, value = std::move(value)]() mutable { (*shared)(std::move(value)); });
+        // A callback made inside start() (a refusal on the spot) must not
+        // resume the coroutine while it is still being suspended: until
+        // start() has returned, the resumption is always queued.
+        auto started = std::make_shared<std::atomic<bool>>(false);
+        start(executor, std::function<void(T)>([shared, executor, started](T value) {
+          auto resume = [shared, value = std::move(value)]() mutable { (*shared)(std::move(value)); };
+          if (started->load(std::memory_order_acquire))
+            asio::dispatch(executor, std::move(resume));
+          else
+            asio::post(executor, std::move(resume));
         }));
+        started->store(true, std::memory_order_release);
       },
       asio::use_awaitable, std::move(start));
 }
