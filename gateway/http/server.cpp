@@ -157,8 +157,19 @@ asio::awaitable<void> serve(Server::State& state, Stream& stream, const std::str
       if (fec) break;
       buffer.commit(fn);
     }
-    expires_after(stream, limits.header_timeout);
-    auto [hec, hn] = co_await bhttp::async_read_header(stream, buffer, parser, use_tuple);
+    // A head that arrived whole (the usual case) is parsed here and now;
+    // Beast's read would parse the same bytes and then queue its completion
+    // as one more handler. Only a head still incomplete is read on.
+    beast::error_code hec;
+    std::size_t hn = parser.put(buffer.data(), hec);
+    buffer.consume(hn);
+    if (hec == bhttp::error::need_more) hec = {};
+    if (!hec && !parser.is_header_done()) {
+      expires_after(stream, limits.header_timeout);
+      auto [rec, rn] = co_await bhttp::async_read_header(stream, buffer, parser, use_tuple);
+      hec = rec;
+      hn += rn;
+    }
     // Beast's header_limit does not count the lines it parsed whole from its
     // first read; the documented limit is the whole head, request line to
     // blank line, which is what the parser consumed for the header.
@@ -219,8 +230,13 @@ asio::awaitable<void> serve(Server::State& state, Stream& stream, const std::str
       auto [cec, cn] = co_await bhttp::async_write(stream, cont, use_tuple);
       if (cec) break;
     }
-    expires_after(stream, limits.read_timeout);
-    auto [bec, bn] = co_await bhttp::async_read(stream, buffer, parser, use_tuple);
+    // A request without a body (a GET) is complete with its head.
+    beast::error_code bec;
+    if (!parser.is_done()) {
+      expires_after(stream, limits.read_timeout);
+      auto [rec, rn] = co_await bhttp::async_read(stream, buffer, parser, use_tuple);
+      bec = rec;
+    }
     if (bec) {
       if (bec == bhttp::error::body_limit) {
         auto reply = problem(Code::payload_too_large,
