@@ -56,13 +56,15 @@ std::string claim_request(const std::string& target, const std::string& framing,
 }
 
 // A claim whose last header field is "X-Pad: ppp…\r\n", sized so that the
-// pad line plus the blank line after it are `tail` bytes.
+// pad line plus the blank line after it are `tail` bytes. Connection: close,
+// so that a reply ends the client's read instead of its timeout.
 std::string padded_head_request(const std::string& target, std::size_t tail) {
   const std::string body = R"({"owner":"a","lease_ms":10})";
   const std::string framing = "Content-Length: " + std::to_string(body.size()) + "\r\n";
   const std::size_t pad_overhead = std::string("X-Pad: \r\n\r\n").size();
   REQUIRE(tail > pad_overhead);
-  auto request = claim_request(target, framing, body, "X-Pad: " + std::string(tail - pad_overhead, 'p') + "\r\n");
+  auto request = claim_request(target, framing, body,
+                               "Connection: close\r\nX-Pad: " + std::string(tail - pad_overhead, 'p') + "\r\n");
   REQUIRE(request.find("X-Pad") < 512);  // see the max_header_bytes test
   return request;
 }
@@ -166,9 +168,11 @@ TEST_CASE("bad input: max_body_bytes at its edge, with Content-Length and chunke
   for (const bool is_chunked : {false, true}) {
     CAPTURE(is_chunked);
     const auto claim = task_path("tenant-a", std::string("task-") + (is_chunked ? "chunked" : "length"), "claim");
+    // Connection: close, so that a reply ends the client's read instead of its timeout.
     const auto framing = [&](const std::string& body) {
-      return is_chunked ? claim_request(claim, "Transfer-Encoding: chunked\r\n", chunked(body))
-                        : claim_request(claim, "Content-Length: " + std::to_string(body.size()) + "\r\n", body);
+      return is_chunked ? claim_request(claim, "Transfer-Encoding: chunked\r\n", chunked(body), "Connection: close\r\n")
+                        : claim_request(claim, "Content-Length: " + std::to_string(body.size()) + "\r\n", body,
+                                        "Connection: close\r\n");
     };
     auto over = HttpClient(g.port(), std::chrono::seconds(20)).raw(framing(padded_claim_body(body_limit + 1)));
     CHECK(over.bytes.rfind("HTTP/1.1 413", 0) == 0);
