@@ -174,12 +174,16 @@ void Pool::work(std::size_t index) {
     for (auto& job : late) job.reject();
     if (group.empty()) continue;
     ++busy_;
+    bool wake_watchdog = false;
     {
       std::lock_guard lock(watch_mutex_);
       watches_[index] = {&session, std::chrono::steady_clock::now() + options_.call_timeout};
+      // Every call has the same timeout, so a busy pool's new deadline is
+      // later than the one the watchdog sleeps until: only a watchdog with
+      // nothing to watch is woken (not a thread switch per decision).
+      wake_watchdog = watches_[index].deadline < watch_next_;
     }
-    // The watchdog may be waiting with no deadline at all.
-    watch_changed_.notify_one();
+    if (wake_watchdog) watch_changed_.notify_one();
     if (group.size() == 1)
       group.front().run(session);
     else
@@ -233,6 +237,7 @@ void Pool::watch() {
       next = std::min(next, w.deadline);
     }
     // A timed wait on the nearest deadline: the watchdog's timer.
+    watch_next_ = next;
     if (next == clock::time_point::max())
       watch_changed_.wait(lock);
     else

@@ -174,6 +174,10 @@ class Pool {
   std::mutex watch_mutex_;
   std::condition_variable watch_changed_;
   std::vector<Watch> watches_;  // one per worker, under watch_mutex_
+  // What the watchdog sleeps until (max: no call to watch), under
+  // watch_mutex_. A call whose deadline is later needs no wake-up: the
+  // watchdog looks again when it wakes.
+  std::chrono::steady_clock::time_point watch_next_ = std::chrono::steady_clock::time_point::max();
   bool watch_stopping_ = false;
   std::thread watchdog_;
   std::vector<std::thread> workers_;
