@@ -585,7 +585,7 @@ pg_settings=$(psql_q -F ' = ' -c "SELECT name, setting FROM pg_settings WHERE na
 pg_version=$(psql_q -c 'SHOW server_version')
 nginx_version=$(/usr/sbin/nginx -v 2>&1 | sed 's/^nginx version: //')
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/release/CMakeCache.txt)
-commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- gateway adapters schema bench 2>/dev/null || echo " (gateway/, adapters/, schema/ or bench/ modified in the working tree)")
+commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- gateway adapters schema bench ':!bench/results.md' ':!bench/results.png' 2>/dev/null || echo " (gateway/, adapters/, schema/ or bench/ modified in the working tree)")
 total_s=$((SECONDS - t0))
 relplot=$(basename -- "$plot")
 
