@@ -1,5 +1,6 @@
 #include "config/config.hpp"
 
+#include "core/http_syntax.hpp"
 #include "core/labels.hpp"
 #include "core/methods.hpp"
 #include "core/strict_json.hpp"
@@ -233,13 +234,6 @@ bool is_header_value(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= 32 && c <= 126; });
 }
 
-bool is_token_char_string(const std::string& s) {
-  if (s.empty()) return false;
-  for (unsigned char c : s)
-    if (!(std::isalnum(c) || std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos))
-      return false;
-  return true;
-}
 
 // A credential file's content: what a Kubernetes or Docker secret mount
 // holds. One trailing newline is not part of it (editors and `echo` add
@@ -324,7 +318,7 @@ void parse_credential(const json& j, const std::string& path, const std::string&
   Object co(j, path);
   co.string("header", p.credential_header);
   co.string("prefix", p.credential_prefix);
-  if (!is_token_char_string(p.credential_header)) fail(co.at("header"), "must be a header name");
+  if (!is_http_token(p.credential_header)) fail(co.at("header"), "must be a header name");
   if (!is_header_value(p.credential_prefix)) fail(co.at("prefix"), "must be printable ASCII");
   bool shared = false;
   co.boolean("shared_by_tenants", shared);
@@ -459,7 +453,7 @@ ProviderConfig parse_provider(const json& j, const std::string& path, const std:
     p.unfenced_methods.clear();
     o.array("unfenced_methods", [&](const json& v, const std::string& item) {
       auto m = string_item(v, item);
-      if (!is_token_char_string(m)) fail(item, "must be an HTTP method");
+      if (!is_http_token(m)) fail(item, "must be an HTTP method");
       if (never_forwarded(m)) fail(item, m + " is never forwarded");
       p.unfenced_methods.insert(m);
     });
@@ -477,7 +471,7 @@ ProviderConfig parse_provider(const json& j, const std::string& path, const std:
                           {"fence_epoch_header", &p.fence_epoch_header},
                           {"fence_owner_header", &p.fence_owner_header}}) {
     o.string(key, *out);
-    if (!is_token_char_string(*out)) fail(o.at(key), "must be a header name");
+    if (!is_http_token(*out)) fail(o.at(key), "must be a header name");
   }
   if (auto c = o.get("outcomes")) {
     Object co(*c, o.at("outcomes"));

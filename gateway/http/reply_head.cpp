@@ -1,6 +1,8 @@
 // Reply heads (see reply_head.hpp).
 #include "http/reply_head.hpp"
 
+#include "core/http_syntax.hpp"
+
 #include <boost/beast/http/status.hpp>
 
 #include <algorithm>
@@ -8,17 +10,8 @@
 namespace gw::http {
 namespace {
 
-bool is_tchar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
 bool writable(const std::string& name, const std::string& value) {
-  return !name.empty() && std::all_of(name.begin(), name.end(), is_tchar) &&
-         std::all_of(value.begin(), value.end(), [](char c) {
-           const auto u = static_cast<unsigned char>(c);
-           return u == '\t' || (u >= 0x20 && u != 0x7f);
-         });
+  return is_http_token(name) && is_field_value(value);
 }
 
 // Written by the server from the reply itself, never copied from its fields.

@@ -1,26 +1,13 @@
 // Request checks and defaults (see request_rules.hpp).
 #include "upstream/request_rules.hpp"
 
+#include "core/http_syntax.hpp"
+#include "core/labels.hpp"
+
 #include <algorithm>
 
 namespace gw::upstream::detail {
 namespace {
-
-bool is_tchar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool is_token(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar); }
-
-// Field values may hold HTAB, visible ASCII and obs-text; never CR, LF, NUL
-// or other controls.
-bool is_field_value(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    auto u = static_cast<unsigned char>(c);
-    return u == '\t' || (u >= 0x20 && u != 0x7f);
-  });
-}
 
 bool is_target(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -31,17 +18,13 @@ bool is_target(std::string_view s) {
 
 }  // namespace
 
-bool iequals(std::string_view a, std::string_view b) {
-  auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; };
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return lower(x) == lower(y); });
-}
+bool iequals(std::string_view a, std::string_view b) { return ascii_iequals(a, b); }
 
 std::string request_problem(const Request& request) {
-  if (!is_token(request.method)) return "invalid method";
+  if (!is_http_token(request.method)) return "invalid method";
   if (!is_target(request.target)) return "invalid request target";
   for (const auto& header : request.headers) {
-    if (!is_token(header.name)) return "invalid header name";
+    if (!is_http_token(header.name)) return "invalid header name";
     if (!is_field_value(header.value)) return "invalid value for header " + header.name;
   }
   return {};

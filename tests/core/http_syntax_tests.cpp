@@ -1,0 +1,32 @@
+// Tokens and field values as every HTTP writer here checks them.
+#include "core/http_syntax.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace gw {
+
+TEST_CASE("is_http_token: one or more tchar, nothing else") {
+  for (const char* ok : {"GET", "X-Request-Id", "a!#$%&'*+-.^_`|~9"}) {
+    CAPTURE(ok);
+    CHECK(is_http_token(ok));
+  }
+  for (const char* bad : {"", "X A", "X-A:", "X\r\nY", "X\t", "(x)", "caf\xc3\xa9"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(is_http_token(bad));
+  }
+}
+
+TEST_CASE("is_field_value: HTAB, visible ASCII and obs-text, never a control") {
+  CHECK(is_field_value(""));
+  CHECK(is_field_value("a b\tc"));
+  CHECK(is_field_value("caf\xc3\xa9"));
+  CHECK_FALSE(is_field_value("a\r\nInjected: 1"));
+  CHECK_FALSE(is_field_value("a\nb"));
+  CHECK_FALSE(is_field_value(std::string("a\0b", 3)));
+  CHECK_FALSE(is_field_value("a\x7f"));
+  CHECK_FALSE(is_field_value("a\x01"));
+}
+
+}  // namespace gw
