@@ -9,7 +9,9 @@
 # the end. The numbers behind docs/performance.md came from it; bench/run.sh is the benchmark.
 # Env: POOL (database.pool_size, 16), GROUP (database.group_max, 32), IO_THREADS (http.io_threads, 2), PROFILE_DIR
 # (build/profile), PROFILE_PG_PORT (55801), PROFILE_GATEWAY_PORT (18801),
-# PROFILE_PROVIDER_PORT (19801), PROFILE_CONTROL_PORT (19802), PERF_DATA (a path: `perf record -g`
+# PROFILE_PROVIDER_PORT (19801), PROFILE_CONTROL_PORT (19802), ACCESS_LOG (1: the gateway's access log
+# on, and the medians of its duration_ms, db_ms and upstream_ms per route printed at the end:
+# where a request's time went), PERF_DATA (a path: `perf record -g`
 # of the gateway during the load, written there; read it with `perf report -i PATH`).
 set -euo pipefail
 
@@ -53,11 +55,12 @@ DEMO_PROVIDER_CREDENTIAL=booking-secret \
   "$bin/demo-provider" --kind booking --port "$provport" --control-port "$ctlport" >"$dir/provider.log" 2>&1 &
 provider_pid=$!
 jq -n --slurpfile dev config/dev.json --argjson port "$gwport" --argjson pool "${POOL:-16}" \
-  --argjson group "${GROUP:-32}" --argjson io "${IO_THREADS:-2}" --arg provider "http://127.0.0.1:$provport" '{
+  --argjson group "${GROUP:-32}" --argjson io "${IO_THREADS:-2}" --arg provider "http://127.0.0.1:$provport" \
+  --argjson access "$([ "${ACCESS_LOG:-0}" = 1 ] && echo true || echo false)" '{
     listen: {address: "127.0.0.1", port: $port},
     database: {url_env: "GATEWAY_DATABASE_URL", pool_size: $pool, group_max: $group},
     http: {io_threads: $io},
-    log: {access: false},
+    log: {access: $access},
     agents: $dev[0].agents,
     operators: $dev[0].operators,
     providers: [{name: "booking", base_url: $provider, max_connections: 64,
@@ -103,6 +106,13 @@ psql_q -A -F ' | ' -c "
 echo
 echo "Operations by state:"
 psql_q -At -F ' ' -c 'SELECT state, count(*) FROM operations GROUP BY state ORDER BY state'
+if [ "${ACCESS_LOG:-0}" = 1 ]; then
+  echo
+  echo "Access log, medians per route (ms): requests, duration_ms, db_ms, upstream_ms"
+  jq -R -r 'fromjson? | select(.event == "request")' "$dir/gateway.log" | jq -s -r '
+    def median: sort | if length == 0 then "-" else .[(length / 2 | floor)] end;
+    group_by(.route)[] | "\(.[0].route): \(length), \(map(.duration_ms) | median), \(map(.db_ms) | median), \(map(.upstream_ms // empty) | median)"'
+fi
 echo
 echo "Serialization failures: $(( $(grep -c 'could not serialize' "$pglog" || true) - serialization_before ))"
 grep -A2 'could not serialize' "$pglog" | grep -oE 'Reason code: .*' | sort | uniq -c | sort -rn || true
