@@ -2,16 +2,16 @@
 // provider_core plus handle_control, as the server drives them.
 #include "control_api.hpp"
 #include "provider_core.hpp"
+#include "provider_core_fixture.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 using namespace demo_provider;
+using namespace demo_provider::test;
 using nlohmann::json;
 
 namespace {
-
-const auto now = provider_core::clock::time_point{};
 
 plain_request control(const std::string& method, const std::string& target, const std::string& body = {}) {
   return plain_request{method, target, {}, body};
@@ -22,19 +22,6 @@ json call(provider_core& core, const std::string& method, const std::string& tar
   const plain_reply r = handle_control(control(method, target, body), core);
   CHECK_MESSAGE(r.status == expected_status, r.body);
   return json::parse(r.body);
-}
-
-plain_request booking(const std::string& slot, const std::string& key) {
-  return plain_request{"POST", "/bookings", {{"Idempotency-Key", key}},
-                       json{{"slot", slot}, {"customer", "c"}}.dump()};
-}
-
-// What the server does with one business request, minus the waiting.
-plain_reply serve(provider_core& core, const plain_request& request) {
-  core.record(request);
-  const plain_reply reply = core.answer(request, core.faults().take(), now);
-  core.finished();
-  return reply;
 }
 
 }  // namespace

@@ -3,17 +3,18 @@
 // real replies, decided by core/reconcile.hpp. Pure: no sockets.
 #include "core/reconcile.hpp"
 #include "provider_core.hpp"
+#include "provider_core_fixture.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 using namespace demo_provider;
+using namespace demo_provider::test;
 using nlohmann::json;
 
 namespace {
 
 using clock = provider_core::clock;
-const auto t0 = clock::time_point{} + std::chrono::hours(1);
 
 gw::LookupConfig demo_lookup() {
   gw::LookupConfig l;
@@ -50,30 +51,30 @@ TEST_CASE("lookup contract: an executed booking under an awkward key is found af
   config.settle = std::chrono::milliseconds(500);
   provider_core core(config);
   const std::string key = "gw1-a/b c%2F?\xC3\xA9";
-  const plain_reply booked = book(core, "s1", key, t0);
+  const plain_reply booked = book(core, "s1", key, an_hour_in);
   REQUIRE(booked.status == 201);
 
   // The provider's index lags: not found yet, and inside the gateway's settle window that proves nothing.
-  const plain_reply early = look_up(core, key, t0 + std::chrono::milliseconds(499));
+  const plain_reply early = look_up(core, key, an_hour_in + std::chrono::milliseconds(499));
   CHECK(early.status == 404);
   CHECK(decide(early, 1000).outcome == gw::OperationState::unknown);
 
-  const plain_reply found = look_up(core, key, t0 + std::chrono::milliseconds(500));
+  const plain_reply found = look_up(core, key, an_hour_in + std::chrono::milliseconds(500));
   CHECK(found.status == 200);
   const auto d = decide(found, 1000);
   CHECK(d.outcome == gw::OperationState::succeeded);
   CHECK(d.original_status == 201u);
   CHECK(d.original_body == booked.body);  // byte for byte what the agent would have got
   // The key was found by its encoded form only: the raw one is another path.
-  CHECK(look_up(core, "gw1-a", t0 + std::chrono::hours(1)).status == 404);
+  CHECK(look_up(core, "gw1-a", an_hour_in + std::chrono::hours(1)).status == 404);
 }
 
 TEST_CASE("lookup contract: a definite rejection the provider remembered is found as rejected") {
   provider_core core({});
-  REQUIRE(book(core, "s1", "k1", t0).status == 201);
-  const plain_reply taken = book(core, "s1", "k2", t0);
+  REQUIRE(book(core, "s1", "k1", an_hour_in).status == 201);
+  const plain_reply taken = book(core, "s1", "k2", an_hour_in);
   REQUIRE(taken.status == 409);
-  const auto d = decide(look_up(core, "k2", t0), 0);
+  const auto d = decide(look_up(core, "k2", an_hour_in), 0);
   CHECK(d.outcome == gw::OperationState::rejected);
   CHECK(d.original_status == 409u);
   CHECK(d.original_body == taken.body);
@@ -84,10 +85,10 @@ TEST_CASE("lookup contract: a key the provider never executed is not found, trus
   REQUIRE_FALSE(core.faults().set(json{{"mode", "error_5xx"}, {"count", 1}}));
   const plain_request request{"POST", "/bookings", {{"Idempotency-Key", "k1"}}, R"({"slot":"s1","customer":"c"})"};
   core.record(request);
-  REQUIRE(core.answer(request, core.faults().take(), t0).status == 503);  // answered without executing
+  REQUIRE(core.answer(request, core.faults().take(), an_hour_in).status == 503);  // answered without executing
   core.finished();
 
-  const plain_reply missing = look_up(core, "k1", t0 + std::chrono::hours(1));
+  const plain_reply missing = look_up(core, "k1", an_hour_in + std::chrono::hours(1));
   CHECK(missing.status == 404);
   CHECK(decide(missing, 59999).outcome == gw::OperationState::unknown);
   CHECK(decide(missing, 60000).outcome == gw::OperationState::not_executed);

@@ -5,6 +5,7 @@
 #include "control_api.hpp"
 #include "options.hpp"
 #include "provider_core.hpp"
+#include "provider_core_fixture.hpp"
 #include "webhooks.hpp"
 
 #include <doctest/doctest.h>
@@ -13,11 +14,10 @@
 #include <array>
 
 using namespace demo_provider;
+using namespace demo_provider::test;
 using nlohmann::json;
 
 namespace {
-
-const auto now = provider_core::clock::time_point{};
 
 // The standard's own vector ("sign function works" in its libraries).
 const std::string standard_secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -34,19 +34,6 @@ core_config with_webhooks() {
   config.webhooks = settings();
   config.webhook_id_prefix = "msg_t_";
   return config;
-}
-
-plain_request booking(const std::string& slot, const std::string& key) {
-  header_list headers;
-  if (!key.empty()) headers.emplace_back("Idempotency-Key", key);
-  return plain_request{"POST", "/bookings", headers, json{{"slot", slot}, {"customer", "c"}}.dump()};
-}
-
-plain_reply serve(provider_core& core, const plain_request& request) {
-  core.record(request);
-  const plain_reply reply = core.answer(request, core.faults().take(), now);
-  core.finished();
-  return reply;
 }
 
 json call(provider_core& core, const std::string& method, const std::string& body, unsigned expected_status) {

@@ -48,12 +48,12 @@ struct SecretDir {
   std::string path;
 };
 
-const std::string hash_a(64, 'a'), hash_b(64, 'b'), hash_c(64, 'c');
+const std::string agent_hash(64, 'a'), operator_hash(64, 'b'), rotated_operator_hash(64, 'c');
 
 json valid(const json& credential) {
   return {{"database", {{"url", "host=127.0.0.1 dbname=x"}}},
-          {"agents", {{{"name", "a"}, {"token_sha256", hash_a}, {"tenants", {"tenant-a", "tenant-b"}}}}},
-          {"operators", {{{"name", "o"}, {"token_sha256", hash_b}}}},
+          {"agents", {{{"name", "a"}, {"token_sha256", agent_hash}, {"tenants", {"tenant-a", "tenant-b"}}}}},
+          {"operators", {{{"name", "o"}, {"token_sha256", operator_hash}}}},
           {"providers", {{{"name", "booking"}, {"base_url", "http://127.0.0.1:9101"}, {"credential", credential}}}}};
 }
 
@@ -144,7 +144,7 @@ TEST_CASE("reload: what changed is reported by path, a rotated credential file i
   j["providers"][0]["credential"]["tenants"]["tenant-c"] = {{"file", "c"}};
   j["providers"][0]["max_queued"] = 0;
   j["providers"][0]["request_timeout_ms"] = 100;
-  j["operators"][0]["token_sha256"] = hash_c;
+  j["operators"][0]["token_sha256"] = rotated_operator_hash;
   // The running value from another file: its source changed.
   dir.write("a2", "secret-a-1");
   j["providers"][0]["credential"]["tenants"]["tenant-a"] = {{"file", dir.path + "/a2"}};

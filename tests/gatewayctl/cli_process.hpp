@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,9 @@ struct CliRun {
   std::string out;
   std::string err;
 };
+
+// The gateway's manual clock in the end-to-end tests: 2025-12-01T00:00:00Z.
+inline constexpr std::int64_t t0 = 1764547200000;
 
 using EnvVars = std::vector<std::pair<std::string, std::string>>;
 

@@ -24,7 +24,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::int64_t t0 = 1764547200000;  // 2025-12-01T00:00:00Z
 
 std::string local_url(std::uint16_t port) { return "http://127.0.0.1:" + std::to_string(port); }
 

@@ -17,7 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::int64_t t0 = 1764547200000;  // 2025-12-01T00:00:00Z
 
 // The demo provider behind a gateway that can look operations up there; the
 // lookup loop itself never runs on its own here (reconcile presses it).

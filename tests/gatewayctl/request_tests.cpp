@@ -1,23 +1,14 @@
 // tools/gatewayctl/request.hpp: percent-encoding, query strings, and the
 // method, target and body of every subcommand's request.
 #include "gatewayctl/request.hpp"
+#include "invocation.hpp"
 
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
 using namespace gwctl;
-
-namespace {
-
-Invocation invocation(Command c, std::vector<std::string> operands = {}) {
-  Invocation inv;
-  inv.command = c;
-  inv.operands = std::move(operands);
-  return inv;
-}
-
-}  // namespace
+using gwctl::test::invocation;
 
 TEST_CASE("percent_encode: unreserved characters as they are, every other byte as %XX") {
   CHECK(percent_encode("AZaz09-._~") == "AZaz09-._~");

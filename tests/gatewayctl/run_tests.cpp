@@ -3,6 +3,7 @@
 // every way a reply can go wrong. No sockets.
 #include "gatewayctl/exit_codes.hpp"
 #include "gatewayctl/run.hpp"
+#include "invocation.hpp"
 
 #include <doctest/doctest.h>
 
@@ -13,6 +14,7 @@
 #include <sstream>
 
 using namespace gwctl;
+using gwctl::test::invocation;
 // Ordered, so that the fake gateway's bodies keep the member order they are written in.
 using json = nlohmann::ordered_json;
 
@@ -63,12 +65,6 @@ Result run_with(const Invocation& inv, FakeTransport& t) {
   return {code, out.str(), err.str()};
 }
 
-Invocation invocation(Command c, std::vector<std::string> operands = {}) {
-  Invocation inv;
-  inv.command = c;
-  inv.operands = std::move(operands);
-  return inv;
-}
 
 json held_page(std::vector<std::string> tasks, json next_cursor, std::int64_t now = 1000) {
   json rows = json::array();

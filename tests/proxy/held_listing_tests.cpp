@@ -11,8 +11,8 @@ using nlohmann::json;
 
 namespace {
 
-struct Held {
-  Held() : c(rig.gateway.port()) {}
+struct HeldListing {
+  HeldListing() : c(rig.gateway.port()) {}
 
   // A write whose provider answers 5xx: unknown, held as outcome_unknown.
   void unknown_at(std::int64_t now, const std::string& tenant, const std::string& task) {
@@ -46,7 +46,7 @@ struct Held {
 }  // namespace
 
 TEST_CASE("admin held: every held operation, oldest first, with its reason, age and the provider's key") {
-  Held h;
+  HeldListing h;
   h.unknown_at(10, "tenant-a", "task-1");
   h.unknown_at(20, "tenant-a", "task-2");
   h.unknown_at(30, "tenant-c", "task-3");
@@ -128,7 +128,7 @@ TEST_CASE("admin held: every held operation, oldest first, with its reason, age 
 }
 
 TEST_CASE("admin held: operator tokens only, and every bad parameter is a clear 400 that lists nothing") {
-  Held h;
+  HeldListing h;
   h.unknown_at(10, "tenant-a", "task-1");
   check_problem(h.list("", agent_a), 403, "forbidden");
   check_problem(h.list("", ""), 401, "unauthenticated");

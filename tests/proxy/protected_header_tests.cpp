@@ -11,8 +11,8 @@ using namespace gw::test;
 
 namespace {
 
-struct Rig {
-  Rig() : c(rig.gateway.port()) {
+struct HeaderRig {
+  HeaderRig() : c(rig.gateway.port()) {
     rig.gateway.set_clock(0);
     grant = grant_token(rig.gateway.claim("tenant-a", "task-a", "region-a", 60000));
   }
@@ -37,7 +37,7 @@ struct Rig {
 }  // namespace
 
 TEST_CASE("proxy: a malformed Idempotency-Key is invalid_request and nothing is forwarded") {
-  Rig r;
+  HeaderRig r;
   for (const std::string& key : {std::string(81, 'k'), std::string("op 1"), std::string("caf\xc3\xa9"),
                                  std::string("tab\there")}) {
     CAPTURE(key);
@@ -58,7 +58,7 @@ TEST_CASE("proxy: a malformed Idempotency-Key is invalid_request and nothing is 
 }
 
 TEST_CASE("proxy: a malformed Fence-Grant is invalid_grant and nothing is forwarded") {
-  Rig r;
+  HeaderRig r;
   const std::string cases[] = {
       "not base64url!",                                  // outside the alphabet
       base64url_encode("not json"),                      // base64url, not JSON
@@ -79,7 +79,7 @@ TEST_CASE("proxy: a malformed Fence-Grant is invalid_grant and nothing is forwar
 }
 
 TEST_CASE("proxy: protected headers are checked in order Fence-Grant, Idempotency-Key, Expected-Version") {
-  Rig r;
+  HeaderRig r;
   Write none = r.write();
   none.grant.clear();
   none.key.clear();

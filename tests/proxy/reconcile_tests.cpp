@@ -1,4 +1,4 @@
-// Held operations resolved by evidence over HTTP, against a real demo
+// HeldWrite operations resolved by evidence over HTTP, against a real demo
 // provider and a real PostgreSQL: the provider's status lookup (its settle
 // window on the authority clock), the operator's resolve, the operation's
 // history, the rejection audit, revoke and realm rotation. Operator routes
@@ -32,16 +32,16 @@ std::string op_path(const std::string& id, const std::string& tail = "") {
   return "/v1/admin/operations/tenant-a/task-a/" + id + tail;
 }
 
-struct Held {
+struct HeldWrite {
   Write w;
   std::string key;
 };
 
 // op-1 admitted at authority time 1000 and answered 503 by the provider
 // without executing: held unknown (outcome_unknown).
-Held hold_one(Gateway& g, ProviderProcess& provider) {
+HeldWrite hold_one(Gateway& g, ProviderProcess& provider) {
   g.set_clock(1000);
-  Held h;
+  HeldWrite h;
   h.w.grant = grant_token(g.claim("tenant-a", "task-a", "region-a", 10'000'000));
   h.w.key = "op-1";
   h.w.body = booking_body("slot-1");

@@ -20,8 +20,8 @@ std::string provider_saw(const ProviderProcess& provider) {
   return headers.contains("X-Request-Id") ? headers["X-Request-Id"].get<std::string>() : "<none>";
 }
 
-struct Rig {
-  Rig() : c(rig.gateway.port()) {
+struct RequestIdRig {
+  RequestIdRig() : c(rig.gateway.port()) {
     rig.gateway.set_clock(0);
     grant = grant_token(rig.gateway.claim("tenant-a", "task-a", "region-a", 60000));
   }
@@ -39,7 +39,7 @@ struct Rig {
 }  // namespace
 
 TEST_CASE("X-Request-Id: a label from the agent is the id of the reply and of the forwarded request") {
-  Rig r;
+  RequestIdRig r;
   const std::string id80(80, 'r');
   for (const std::string& id : {std::string("agent-chosen.id_1"), id80}) {
     CAPTURE(id);
@@ -65,7 +65,7 @@ TEST_CASE("X-Request-Id: a label from the agent is the id of the reply and of th
 }
 
 TEST_CASE("X-Request-Id: empty, oversized, spaced or non-ASCII ids are replaced by a fresh one, sent to the provider too") {
-  Rig r;
+  RequestIdRig r;
   std::vector<std::string> seen;
   for (const std::string& bad : {std::string(""), std::string(81, 'r'), std::string("has space"),
                                  std::string("caf\xc3\xa9")}) {
@@ -88,7 +88,7 @@ TEST_CASE("X-Request-Id: empty, oversized, spaced or non-ASCII ids are replaced 
 TEST_CASE("X-Request-Id: a repeated header is refused before routing, and nothing reaches the provider") {
   // First-wins and last-wins readers would log different ids for one request
   // (http/framing.hpp): neither copy is taken.
-  Rig r;
+  RequestIdRig r;
   for (const Headers& twice : {Headers{{"X-Request-Id", "first-1"}, {"X-Request-Id", "second-1"}},
                                Headers{{"X-Request-Id", "not valid"}, {"x-request-id", "second-2"}}}) {
     auto reply = HttpClient(r.rig.gateway.port()).request(

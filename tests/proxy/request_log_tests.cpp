@@ -50,8 +50,8 @@ nlohmann::json gateway_config(const TestDatabase& db, const ProviderProcess& pro
   return config;
 }
 
-const std::string trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
-const std::string traceparent = "00-" + trace_id + "-00f067aa0ba902b7-01";
+const std::string logged_trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+const std::string logged_traceparent = "00-" + logged_trace_id + "-00f067aa0ba902b7-01";
 
 }  // namespace
 
@@ -74,7 +74,7 @@ TEST_CASE("log: a protected request's line has its fields and none of its token,
   w.grant = token;
   w.key = "op-log-1";
   w.body = booking_body("slot-log", body_marker);
-  auto r = send(c, w, {{"X-Request-Id", "req-log-1"}, {"traceparent", traceparent}});
+  auto r = send(c, w, {{"X-Request-Id", "req-log-1"}, {"traceparent", logged_traceparent}});
   REQUIRE(r.code() == "committed");
 
   auto line = find_line(g, "request", "req-log-1");
@@ -93,7 +93,7 @@ TEST_CASE("log: a protected request's line has its fields and none of its token,
   CHECK(j["status"] == r.status);
   CHECK(j["provider"] == "booking");
   CHECK(j["provider_status"] == r.status);
-  CHECK(j["trace_id"] == trace_id);
+  CHECK(j["trace_id"] == logged_trace_id);
   CHECK(j["parent_span_id"] == "00f067aa0ba902b7");
   CHECK(j["span_id"].get<std::string>().size() == 16);
   for (const auto* field : {"duration_ms", "db_ms", "upstream_ms"}) CHECK(j[field].is_number());

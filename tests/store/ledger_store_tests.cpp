@@ -7,7 +7,6 @@ using namespace gw;
 using namespace gw::test;
 
 namespace {
-const Intent op_a{"tenant-a", "task-a", "op-a", "value-a", 0};
 const Intent op_b{"tenant-a", "task-a", "op-b", "value-b", 0};
 
 OutcomeRecord outcome(const Intent& i, int attempt, OperationState state, std::optional<unsigned> status = {}) {

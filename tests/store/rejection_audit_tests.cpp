@@ -61,7 +61,6 @@ TEST_CASE("rejection audit: a stale owner's refused attempt appears with its own
 TEST_CASE("rejection audit: every refusal of the admission is kept, and admissions and replays are not") {
   StoreFixture f;
   auto g = f.claim("tenant-a", "task-a", "region-a", 0, 1'000);
-  const Intent op_a{"tenant-a", "task-a", "op-a", "value-a", 0};
   f.at(1);
   auto a = f.ledger.admit(f.session, f.admission(g, op_a));
   REQUIRE(a.decision.action == Admission::admit_new);

@@ -20,6 +20,9 @@ struct Intent {
   std::int64_t expected_version = 0;
 };
 
+// The operation most store tests start from.
+inline const Intent op_a{"tenant-a", "task-a", "op-a", "value-a", 0};
+
 // A store decision tried again, at once, while it conflicts: what the
 // gateway does after a pause on a timer (service/database.hpp). For tests
 // that race sessions on purpose; a single session never conflicts.

@@ -11,7 +11,6 @@ using namespace gw::test;
 
 namespace {
 
-const Intent op_a{"tenant-a", "task-a", "op-a", "value-a", 0};
 
 // A claimed task and one operation admitted at 10 with a forward budget of
 // 100: its deadline is 110.

@@ -15,7 +15,6 @@ using namespace gw::test;
 
 namespace {
 
-const Intent op_a{"tenant-a", "task-a", "op-a", "value-a", 0};
 
 WebhookRules demo_rules() {
   WebhookRules r;
