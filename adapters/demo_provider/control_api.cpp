@@ -12,10 +12,6 @@
 namespace demo_provider {
 namespace {
 
-plain_reply error_reply(unsigned status, std::string_view error) {
-  return json_reply(status, {{"error", error}});
-}
-
 plain_reply invalid(std::string_view error, const std::string& detail) {
   return json_reply(400, {{"error", error}, {"detail", detail}});
 }

@@ -72,4 +72,8 @@ plain_reply json_reply(unsigned status, const nlohmann::json& body) {
   return plain_reply{status, json_text(body), {}};
 }
 
+plain_reply error_reply(unsigned status, std::string_view error) {
+  return json_reply(status, {{"error", error}});
+}
+
 }  // namespace demo_provider

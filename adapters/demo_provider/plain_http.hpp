@@ -51,5 +51,7 @@ std::optional<std::string> percent_decode(std::string_view text);
 std::string json_text(const nlohmann::json& value);
 
 plain_reply json_reply(unsigned status, const nlohmann::json& body);
+// {"error": error}, the provider's refusals.
+plain_reply error_reply(unsigned status, std::string_view error);
 
 }  // namespace demo_provider

@@ -14,10 +14,6 @@ bool is_mutation(std::string_view method) {
   return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE";
 }
 
-plain_reply error_reply(unsigned status, std::string_view error) {
-  return json_reply(status, {{"error", error}});
-}
-
 }  // namespace
 
 provider_core::provider_core(core_config config) : config_(std::move(config)) {
