@@ -55,6 +55,7 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
   asio::steady_timer slot_freed;
   std::atomic<bool> stopping{false};
   std::atomic<std::size_t> active{0};
+  std::function<void()> idle;  // set before listen(), then only read
   std::atomic<std::size_t> connections{0};
   std::atomic<std::size_t> accept_errors{0};
 
@@ -193,9 +194,11 @@ asio::awaitable<void> serve(Server::State& state, Stream& stream, const std::str
     }
     ++state.active;
     struct ActiveGuard {
-      std::atomic<std::size_t>& n;
-      ~ActiveGuard() { --n; }
-    } guard{state.active};
+      Server::State& s;
+      ~ActiveGuard() {
+        if (--s.active == 0 && s.idle) s.idle();
+      }
+    } guard{state};
 
     auto& header = parser.get();
     const unsigned version = header.version();
@@ -364,6 +367,8 @@ void Server::stop_accepting() {
 }
 
 std::size_t Server::active_requests() const { return state_->active.load(); }
+
+void Server::on_idle(std::function<void()> callback) { state_->idle = std::move(callback); }
 
 std::size_t Server::open_connections() const { return state_->connections.load(); }
 

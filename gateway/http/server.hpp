@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +62,9 @@ class Server {
   void stop_accepting();
   // Requests received whose reply has not been written yet.
   std::size_t active_requests() const;
+  // Called on an I/O thread each time active_requests() drops to 0: what a
+  // drain waits for. Set before listen().
+  void on_idle(std::function<void()> callback);
   // Connections accepted and not yet closed.
   std::size_t open_connections() const;
   // Failed accepts (EMFILE and the like) since the start; each one is

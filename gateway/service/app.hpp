@@ -72,6 +72,9 @@ class App {
 
   // Outcome records still being retried (their agents may have been answered).
   std::size_t pending_outcomes() const;
+  // Called each time pending_outcomes() drops to 0 (on the thread that
+  // settled the last one): what a drain waits for. Set before serving.
+  void on_outcomes_settled(std::function<void()> callback) { outcomes_settled_ = std::move(callback); }
   // Stops retrying outcome records: what is not recorded by now is left in
   // flight, for the sweep. Each one is logged with the reply it would record.
   void stop();
@@ -164,6 +167,7 @@ class App {
 
   std::atomic<bool> stopping_{false};
   mutable std::mutex pending_mutex_;
+  std::function<void()> outcomes_settled_;
   std::set<std::shared_ptr<PendingOutcome>> pending_;
 };
 

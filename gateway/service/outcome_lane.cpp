@@ -152,8 +152,14 @@ asio::awaitable<void> App::keep_recording(std::shared_ptr<PendingOutcome> p) {
   }
   p->done = true;
   p->wake.cancel();
-  std::lock_guard lock(pending_mutex_);
-  pending_.erase(p);
+  bool settled = false;
+  {
+    std::lock_guard lock(pending_mutex_);
+    pending_.erase(p);
+    settled = pending_.empty();
+  }
+  // Outside pending_mutex_: the drain's waiter reads pending_outcomes() under its own lock.
+  if (settled && outcomes_settled_) outcomes_settled_();
 }
 
 std::size_t App::pending_outcomes() const {

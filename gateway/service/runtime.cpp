@@ -22,6 +22,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 namespace gw {
@@ -136,6 +138,16 @@ struct Runtime::Impl {
   std::optional<asio::strand<asio::io_context::executor_type>> duties;
   std::optional<asio::steady_timer> tick_timer, sweep_timer, reconcile_timer, retention_timer;
   std::atomic<bool> stopping{false};
+
+  // A drain waits on `drained`; the server (last request answered) and the
+  // outcome lane (last record settled) wake it. The empty critical section
+  // orders a wake after the waiter's check of the counts, so none is lost.
+  std::mutex drain_mutex;
+  std::condition_variable drained;
+  void drain_changed() {
+    { std::lock_guard lock(drain_mutex); }
+    drained.notify_all();
+  }
 
   ~Impl() {
     // The members below that own I/O objects (server, upstream) are
@@ -318,6 +330,8 @@ std::uint16_t Runtime::start() {
       std::move(ios), limits, [app = m.app.get()](http::Request r) { return app->handle(std::move(r)); },
       [app = m.app.get()](const http::Request& head) { return app->screen(head); });
   if (tls) m.server->set_tls_context(std::move(tls));
+  m.server->on_idle([&m] { m.drain_changed(); });
+  m.app->on_outcomes_settled([&m] { m.drain_changed(); });
   auto port = m.server->listen(m.config.listen.address, m.config.listen.port);
   log_event("gateway_started", {{"port", port},
                                 {"version", build_version()},
@@ -376,12 +390,12 @@ void Runtime::stop(std::chrono::milliseconds drain) {
   log_event("drain_started", {{"active_requests", m.server->active_requests()},
                               {"pending_outcomes", m.app->pending_outcomes()},
                               {"drain_ms", drain.count()}});
-  // Polled by the stopping thread only; no I/O or database thread waits here.
+  // The stopping thread waits until the last request and the last outcome
+  // record are done (each wakes it: Impl::drain_changed) or `within` passes.
   auto settle = [&m](std::chrono::milliseconds within) {
-    auto deadline = std::chrono::steady_clock::now() + within;
-    while ((m.server->active_requests() > 0 || m.app->pending_outcomes() > 0) &&
-           std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::unique_lock lock(m.drain_mutex);
+    m.drained.wait_for(lock, within,
+                       [&m] { return m.server->active_requests() == 0 && m.app->pending_outcomes() == 0; });
   };
   settle(drain);
   // Requests still waiting for a provider connection fail as unsent; give

@@ -1,10 +1,16 @@
-// SIGTERM while a protected request is upstream: the gateway stops taking new
-// connections at once, but the request it already forwarded is finished,
-// recorded and answered before the process exits (cleanly).
+// SIGTERM while a protected request is upstream, or while its outcome record
+// waits for the database: the gateway stops taking new connections at once,
+// but what it already forwarded is finished, recorded and answered before the
+// process exits (cleanly). The drain's limit (the provider's request timeout
+// plus 2 s) is set past what the tests wait for the exit, so a clean exit shows
+// the drain ended because the work was done, not because its time ran out.
 #include "proxy/proxy_fixture.hpp"
 
 #include "support/eventually.hpp"
+#include "support/private_cluster.hpp"
 #include "support/process.hpp"
+
+#include <pqxx/pqxx>
 
 #include <sys/wait.h>
 
@@ -31,7 +37,9 @@ TEST_CASE("SIGTERM with a forward in flight: new connections refused, the forwar
   TestDatabase db;
   ProviderProcess provider;
   auto config = test_config_json(db.url());
-  config["providers"] = nlohmann::json::array({booking_provider_config(provider)});
+  ProviderSettings settings;
+  settings.request_timeout_ms = 120'000;
+  config["providers"] = nlohmann::json::array({booking_provider_config(provider, settings)});
   GatewayProcess gateway(config, true, booking_credential_envs());
   auto c = gateway.client();
   auto claimed =
@@ -69,4 +77,51 @@ TEST_CASE("SIGTERM with a forward in flight: new connections refused, the forwar
   CHECK(db.scalar("SELECT outcome FROM operation_attempts WHERE op_id = 'op-1'") == "succeeded");
   CHECK(provider.effects_for(upstream_key("tenant-a", "task-a", "op-1")) == 1);
   CHECK(provider.requests().size() == 1);
+}
+
+TEST_CASE("SIGTERM with an outcome record waiting for the database: the drain waits for it, then exits cleanly") {
+  PrivateCluster pg;
+  ProviderProcess provider;
+  auto config = test_config_json(pg.url());
+  ProviderSettings settings;
+  settings.request_timeout_ms = 120'000;  // the drain's limit, past the test's own wait for the exit
+  config["providers"] = nlohmann::json::array({booking_provider_config(provider, settings)});
+  config["database"]["connect_timeout_s"] = 1;
+  config["database"]["statement_timeout_ms"] = 1000;
+  config["recovery"] = {{"outcome_wait_ms", 200}, {"outcome_retry_cap_ms", 200}};
+  GatewayProcess gateway(config, true, booking_credential_envs());
+  auto c = gateway.client();
+  auto claimed =
+      c.post_json(task_path("tenant-a", "task-a", "claim"), {{"owner", "region-a"}, {"lease_ms", 600000}}, agent_a);
+  REQUIRE(claimed.code() == "granted");
+
+  Write w;
+  w.grant = grant_token(claimed.json());
+  w.key = "op-1";
+  w.body = booking_body("slot-1");
+  provider.hold_next(1);
+  auto upstream = std::async(std::launch::async, [&, port = gateway.port()] {
+    HttpClient own(port);
+    return send(own, w);
+  });
+  ReleaseOnExit release_on_failure(provider);
+  REQUIRE(provider.wait_for_held(1));  // admitted and forwarded
+  pg.stop();
+  provider.release();  // executed by the provider; its outcome cannot be written down now
+  check_problem(upstream.get(), 504, "unknown_outcome");
+
+  // No request is in progress, but an outcome record is: the drain waits for it.
+  auto stopped = std::async(std::launch::async, [&] { return gateway.terminate(std::chrono::seconds(60)); });
+  CHECK(eventually([&] { return refuses_connections(gateway.port()); }));
+  CHECK(stopped.wait_for(std::chrono::seconds(0)) == std::future_status::timeout);
+
+  pg.start();
+  const int status = stopped.get();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  pqxx::connection conn(pg.url());
+  pqxx::nontransaction tx(conn);
+  CHECK(tx.exec1("SELECT state FROM operations WHERE op_id = 'op-1'")[0].as<std::string>() == "succeeded");
+  CHECK(tx.exec1("SELECT version FROM task_ledger WHERE task = 'task-a'")[0].as<int>() == 1);
+  CHECK(provider.effects_for(upstream_key("tenant-a", "task-a", "op-1")) == 1);
 }
