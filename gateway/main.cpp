@@ -148,6 +148,10 @@ int main(int argc, char** argv) {
     std::cout << "write-gateway stopping (" << strsignal(signal) << ")" << std::endl;
     runtime.stop(drain);
     return 0;
+  } catch (const gw::StoppedBeforeStart& e) {
+    // The operator's stop, answered: nothing was serving yet.
+    std::cout << "write-gateway " << e.what() << std::endl;
+    return 0;
   } catch (const gw::ConfigError& e) {
     std::cerr << "config error: " << e.what() << std::endl;
     return 2;

@@ -23,6 +23,8 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <csignal>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -33,6 +35,20 @@ namespace asio = boost::asio;
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// Waits up to `pause` for SIGINT or SIGTERM; returns the signal, or 0 when
+// none came. main.cpp blocks both in every thread, so one sent meanwhile is
+// taken here rather than lost (where they are not blocked, a test's process,
+// they keep their default action).
+int stop_signal_within(std::chrono::milliseconds pause) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  const timespec limit{static_cast<time_t>(pause.count() / 1000), static_cast<long>(pause.count() % 1000) * 1'000'000};
+  const int signal = sigtimedwait(&stop, nullptr, &limit);
+  return signal > 0 ? signal : 0;
+}
 
 // Declares abandoned forwards unknown, logging each one for the operator on call.
 void report_swept(const std::vector<SweptOperation>& swept, Metrics& metrics) {
@@ -277,7 +293,8 @@ struct Runtime::Impl {
       } catch (const pqxx::broken_connection& e) {
         if (std::chrono::steady_clock::now() > deadline) throw;
         log_event(LogLevel::warn, "database_waiting", {{"error", e.what()}});
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        if (const int signal = stop_signal_within(std::chrono::milliseconds(500)))
+          throw StoppedBeforeStart(std::string("stopped (") + strsignal(signal) + ") while waiting for the database");
       }
     }
   }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,12 @@ struct RuntimeOptions {
   bool manual_clock = false;  // SPEC section 6: only when explicitly asked for
   // How long start() keeps retrying migrations while the database is away.
   std::chrono::milliseconds database_wait{30000};
+};
+
+// SIGINT or SIGTERM arrived while start() or migrate_only() waited for the
+// database: nothing was started.
+struct StoppedBeforeStart : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // What a TLS reload did: `ok`, or why the old files stay in use.
@@ -33,6 +40,9 @@ class Runtime {
 
   // Applies migrations, starts workers and I/O threads, listens; returns the
   // bound port. Throws if the database stays unreachable or the port is taken.
+  // Between tries to reach the database it waits for SIGINT or SIGTERM (which
+  // main.cpp blocks in every thread, so they queue): one ends the wait with
+  // StoppedBeforeStart instead of leaving the operator's stop unanswered.
   std::uint16_t start();
   // Reads listen.tls's files again (same paths) and serves new connections
   // with them; open connections keep what they started with. On any

@@ -1,7 +1,9 @@
 // A gateway that cannot bind its port stops at once with a non-zero exit
-// status and its reason on stderr. It once crashed in Runtime's destructor
+// status and its reason on stderr; one waiting for its database at startup
+// answers SIGTERM at once. It once crashed in Runtime's destructor
 // instead (stopping duties a failed start had never started), which hid the
 // reason and left a supervisor a core dump to read.
+#include "support/eventually.hpp"
 #include "support/gateway_fixture.hpp"
 #include "support/process.hpp"
 
@@ -14,6 +16,8 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <fstream>
+#include <iterator>
 
 using namespace gw;
 using namespace gw::test;
@@ -59,4 +63,24 @@ TEST_CASE("startup: a listen port already taken ends the process with exit statu
   const int status = gateway.stop(SIGTERM);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 1);
+}
+
+TEST_CASE("startup: SIGTERM while waiting for an unreachable database ends the process at once, exit status 0") {
+  auto config = test_config_json("postgresql://gateway@127.0.0.1:" + std::to_string(free_tcp_port()) + "/none");
+  TempDir dir;
+  const auto log = dir.path() + "/gateway.log";
+  ChildProcess gateway({test_binary("write-gateway"), {"--config", dir.write("gateway.json", config.dump())}, {}, log});
+  // Its 30 s database_wait has begun: it logs each failed try.
+  auto logged = [&log] {
+    std::ifstream in(log, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  REQUIRE(eventually([&] { return logged().find("\"database_waiting\"") != std::string::npos; }));
+  // The stop is answered within the grace, long before the database_wait would end.
+  const int status = gateway.stop(SIGTERM, std::chrono::seconds(20));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  const auto said = gateway.read_line(std::chrono::seconds(5));
+  REQUIRE(said.has_value());
+  CHECK(said->find("stopped (Terminated) while waiting for the database") != std::string::npos);
 }
