@@ -36,10 +36,9 @@ namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
-// Waits up to `pause` for SIGINT or SIGTERM; returns the signal, or 0 when
-// none came. main.cpp blocks both in every thread, so one sent meanwhile is
-// taken here rather than lost (where they are not blocked, a test's process,
-// they keep their default action).
+// Waits up to `pause` for SIGINT or SIGTERM and takes it; returns the
+// signal, or 0 when none came. main.cpp blocks both in every thread, so one
+// sent before this wait began is queued and taken here too, not lost.
 int stop_signal_within(std::chrono::milliseconds pause) {
   sigset_t stop;
   sigemptyset(&stop);

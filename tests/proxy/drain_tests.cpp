@@ -31,30 +31,42 @@ bool refuses_connections(std::uint16_t port) {
   }
 }
 
-}  // namespace
-
-TEST_CASE("SIGTERM with a forward in flight: new connections refused, the forward finishes, is recorded and answered") {
-  TestDatabase db;
-  ProviderProcess provider;
-  auto config = test_config_json(db.url());
+// The booking provider with a request timeout of 120 s, so the drain's limit
+// (that plus 2 s) is past the 60 s each test waits for the exit.
+nlohmann::json long_drain_config(const std::string& database_url, const ProviderProcess& provider) {
+  auto config = test_config_json(database_url);
   ProviderSettings settings;
   settings.request_timeout_ms = 120'000;
   config["providers"] = nlohmann::json::array({booking_provider_config(provider, settings)});
-  GatewayProcess gateway(config, true, booking_credential_envs());
+  return config;
+}
+
+// tenant-a/task-a claimed, then op-1 sent on a connection of its own; the
+// provider holds it once it arrives (the caller waits for that, with a
+// ReleaseOnExit declared after the returned reply).
+std::future<Reply> send_held_write(const GatewayProcess& gateway, ProviderProcess& provider) {
   auto c = gateway.client();
   auto claimed =
       c.post_json(task_path("tenant-a", "task-a", "claim"), {{"owner", "region-a"}, {"lease_ms", 600000}}, agent_a);
   REQUIRE(claimed.code() == "granted");
-
   Write w;
   w.grant = grant_token(claimed.json());
   w.key = "op-1";
   w.body = booking_body("slot-1");
   provider.hold_next(1);
-  auto upstream = std::async(std::launch::async, [&, port = gateway.port()] {
+  return std::async(std::launch::async, [w, port = gateway.port()] {
     HttpClient own(port);
     return send(own, w);
   });
+}
+
+}  // namespace
+
+TEST_CASE("SIGTERM with a forward in flight: new connections refused, the forward finishes, is recorded and answered") {
+  TestDatabase db;
+  ProviderProcess provider;
+  GatewayProcess gateway(long_drain_config(db.url(), provider), true, booking_credential_envs());
+  auto upstream = send_held_write(gateway, provider);
   ReleaseOnExit release_on_failure(provider);
   REQUIRE(provider.wait_for_held(1));
 
@@ -82,28 +94,12 @@ TEST_CASE("SIGTERM with a forward in flight: new connections refused, the forwar
 TEST_CASE("SIGTERM with an outcome record waiting for the database: the drain waits for it, then exits cleanly") {
   PrivateCluster pg;
   ProviderProcess provider;
-  auto config = test_config_json(pg.url());
-  ProviderSettings settings;
-  settings.request_timeout_ms = 120'000;  // the drain's limit, past the test's own wait for the exit
-  config["providers"] = nlohmann::json::array({booking_provider_config(provider, settings)});
+  auto config = long_drain_config(pg.url(), provider);
   config["database"]["connect_timeout_s"] = 1;
   config["database"]["statement_timeout_ms"] = 1000;
   config["recovery"] = {{"outcome_wait_ms", 200}, {"outcome_retry_cap_ms", 200}};
   GatewayProcess gateway(config, true, booking_credential_envs());
-  auto c = gateway.client();
-  auto claimed =
-      c.post_json(task_path("tenant-a", "task-a", "claim"), {{"owner", "region-a"}, {"lease_ms", 600000}}, agent_a);
-  REQUIRE(claimed.code() == "granted");
-
-  Write w;
-  w.grant = grant_token(claimed.json());
-  w.key = "op-1";
-  w.body = booking_body("slot-1");
-  provider.hold_next(1);
-  auto upstream = std::async(std::launch::async, [&, port = gateway.port()] {
-    HttpClient own(port);
-    return send(own, w);
-  });
+  auto upstream = send_held_write(gateway, provider);
   ReleaseOnExit release_on_failure(provider);
   REQUIRE(provider.wait_for_held(1));  // admitted and forwarded
   pg.stop();
