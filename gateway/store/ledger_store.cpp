@@ -1,5 +1,6 @@
 #include "store/ledger_store.hpp"
 
+#include "core/digest.hpp"
 #include "core/fingerprint.hpp"
 #include "core/ownership.hpp"
 #include "store/authority_store.hpp"
@@ -20,25 +21,40 @@ WITH op AS (INSERT INTO operations (tenant, task, op_id, fingerprint, method, pr
             VALUES ($1, $2, $3, 1, $11, $12, $13, $10))
 UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2)"};
 
-// admit_new for a key not looked up first: a SERIALIZABLE lookup of a
-// missing key locks the index page where it would be, which is the page
-// every other task's new key is inserted into (with keys named in sequence,
-// always), and those conflicts abort unrelated admissions. ON CONFLICT's own
-// check takes no such lock; two admissions of one key still exclude each
-// other through the unique index (the later one waits, then fails to
-// serialize and is tried again). No row inserted: the key exists.
-constexpr Statement admit_if_new{"gw_admit_if_new", R"(
-WITH op AS (INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target,
+// The whole admission of a new key in one round trip: the task is read
+// (snapshot_sql, no operation) and the operation inserted in the same
+// statement, only if the grant is the task's current one ($11-$13, $15 its
+// secret's hash, $16 whether it names this task) and the ledger takes the
+// key as new ($9). These conditions only narrow what decide_admission
+// allows: the caller weighs the snapshot returned with the rules and
+// refuses to commit an insert they would not have made, and anything not
+// inserted here is decided as before, with the key read.
+// The key is not looked up first: a SERIALIZABLE lookup of a missing key
+// locks the index page where it would be, which is the page every other
+// task's new key is inserted into (with keys named in sequence, always), and
+// those conflicts abort unrelated admissions. ON CONFLICT's own check takes
+// no such lock; two admissions of one key still exclude each other through
+// the unique index (the later one waits, then fails to serialize and is
+// tried again). No row inserted: the key exists, or the rules refuse.
+std::string admit_if_new_sql(const AuthorityClock& clock) {
+  return R"(
+WITH s AS ()" + snapshot_sql(clock, OperationRead::none) + R"(),
+     op AS (INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target,
                                     expected_version, upstream_key, state, attempts, created_ms, updated_ms,
                                     forward_deadline_ms)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'in_flight', 1, $10, $10, $10::bigint + $14::bigint)
+            SELECT $1, $2, $3, $5, $6, $7, $8, $9, $10, 'in_flight', 1, s.now_ms, s.now_ms, s.now_ms + $14::bigint
+            FROM s
+            WHERE $16::boolean AND s.realm = $11 AND s.owner = $12 AND s.epoch = $13 AND s.secret_hash = $15
+              AND s.now_ms < s.expires_at_ms AND s.open_op IS NULL AND s.version = $9
+              AND s.version < 9223372036854775807
             ON CONFLICT (tenant, task, op_id) DO NOTHING
-            RETURNING ctid),
+            RETURNING ctid, created_ms),
      at AS (INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms)
-            SELECT $1, $2, $3, 1, $11::text, $12::text, $13::bigint, $10 FROM op
+            SELECT $1, $2, $3, 1, $11::text, $12::text, $13::bigint, op.created_ms FROM op
             RETURNING ctid),
      l AS (UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2 AND EXISTS (SELECT 1 FROM op))
-SELECT (SELECT ctid::text FROM op), (SELECT ctid::text FROM at))"};
+SELECT s.*, (SELECT ctid::text FROM op), (SELECT ctid::text FROM at) FROM s)";
+}
 
 // Recovery of a not_executed operation: same key, same fingerprint, next
 // attempt. The state was checked in the snapshot: the row is found by its
@@ -88,6 +104,36 @@ WITH o AS (UPDATE operations
 UPDATE task_ledger SET version = $14, open_op = $15
 WHERE tenant = $1 AND task = $2
 RETURNING version, (SELECT count(*) FROM a))"};
+
+// The forwarder's outcome for the rows its admission wrote, in one round
+// trip: the task is read with the operation at its address (snapshot_sql)
+// and the outcome written in the same statement, only if that attempt is
+// still the one in flight ($13) and the ledger is as the admission left it
+// ($19, and the key open). These conditions only narrow what the rules
+// allow: the caller checks the snapshot returned against them and refuses
+// to commit a write they would not have made, and anything not written
+// here is recorded as before, from the same snapshot. Returns the version
+// written and whether the attempt row was still at its address ($18).
+std::string outcome_if_in_flight_sql(const AuthorityClock& clock) {
+  return R"(
+WITH s AS ()" + snapshot_sql(clock, OperationRead::at_location) + R"(),
+     o AS (UPDATE operations
+           SET state = $6, updated_ms = s.now_ms, committed_version = $7, response_status = $8,
+               response_headers = $9::jsonb, response_body = $10, response_sha256 = decode($11, 'hex'),
+               response_length = $12, held_reason = $17
+           FROM s
+           WHERE operations.ctid = $5::tid AND operations.tenant = $1 AND operations.task = $2
+             AND operations.op_id = $3 AND s.state = 'in_flight' AND s.attempts = $13 AND s.version = $19
+             AND s.open_op = $3
+           RETURNING s.now_ms),
+     a AS (UPDATE operation_attempts SET outcome = $6, outcome_ms = o.now_ms, upstream_status = $8, detail = $14
+           FROM o
+           WHERE operation_attempts.ctid = $18::tid AND tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $13
+           RETURNING 1),
+     l AS (UPDATE task_ledger SET version = $15, open_op = $16 FROM o WHERE tenant = $1 AND task = $2
+           RETURNING version)
+SELECT s.*, (SELECT version FROM l), (SELECT count(*) FROM a) FROM s)";
+}
 
 // The attempt's part of outcome, by key: its row moved since admission.
 constexpr Statement attempt_outcome{"gw_attempt_outcome", R"(
@@ -151,35 +197,41 @@ AdmissionResult LedgerStore::admit(Session& s, const AdmissionRequest& rq) {
 }
 
 AdmissionResult LedgerStore::admit(pqxx::dbtransaction& tx, const AdmissionRequest& rq) {
-  // Decided first as if the key were new, without reading it (admit_if_new).
-  // The operation is read only when the key turns out to exist, or when the
-  // ledger refuses and an operation under the key would change the answer
-  // (decide_admission weighs it before the ledger); a grant refusal comes
-  // before both.
-  auto snap = read_task(tx, clock_, rq.scope, std::nullopt);
+  // Decided first as if the key were new, without reading it, in the same
+  // statement that reads the task (admit_if_new_sql). The operation is read
+  // only when the key turns out to exist, or when the ledger refuses and an
+  // operation under the key would change the answer (decide_admission weighs
+  // it before the ledger); a grant refusal comes before both.
+  static const std::string wall = admit_if_new_sql(AuthorityClock(false)),
+                           manual = admit_if_new_sql(AuthorityClock(true));
+  const Statement admit_if_new = clock_.manual() ? Statement{"gw_admit_if_new_manual", manual.c_str()}
+                                                 : Statement{"gw_admit_if_new", wall.c_str()};
+  const auto& id = rq.token.identity;
+  const auto upstream_key = upstream_idempotency_key(rq.scope.tenant, rq.scope.task, rq.operation_id);
+  const auto row = exec_prepared(tx, admit_if_new, rq.scope.tenant, rq.scope.task, rq.operation_id,
+                                 clock_.high_water(), pqxx::binarystring(rq.fingerprint), rq.method, rq.provider,
+                                 rq.target, rq.expected_version, upstream_key, id.realm, id.owner, id.epoch,
+                                 rq.forward_budget_ms, pqxx::binarystring(sha256(rq.token.secret)),
+                                 id.scope == rq.scope)
+                       .at(0);
+  auto snap = parse_snapshot(row, clock_);
   const auto in = admission_input(rq, snap);
   const auto first = decide_admission(in);
-  if (first.action == Admission::admit_new) {
-    const auto& id = rq.token.identity;
-    const auto upstream_key = upstream_idempotency_key(rq.scope.tenant, rq.scope.task, rq.operation_id);
-    const auto inserted = exec_prepared(tx, admit_if_new, rq.scope.tenant, rq.scope.task, rq.operation_id,
-                                        pqxx::binarystring(rq.fingerprint), rq.method, rq.provider, rq.target,
-                                        rq.expected_version, upstream_key, snap.now_ms, snap.realm, id.owner,
-                                        id.epoch, rq.forward_budget_ms)
-                              .at(0);
-    if (!inserted[0].is_null()) {
-      AdmissionResult r;
-      r.decision = first;
-      r.realm = snap.realm;
-      r.version = snap.ledger.version;
-      r.attempt = 1;
-      r.upstream_key = upstream_key;
-      r.rows = AdmittedRows{inserted[0].as<std::string>(), inserted[1].as<std::string>()};
-      return r;
-    }
-  } else if (in.grant_check != Code::ok) {
-    return apply_admission(tx, rq, std::move(snap), first);
+  if (!row[snapshot_columns].is_null()) {
+    // Inserted: the statement's conditions held, and the rules must agree.
+    if (first.action != Admission::admit_new) throw std::logic_error("an admission the rules refuse");
+    AdmissionResult r;
+    r.decision = first;
+    r.realm = snap.realm;
+    r.version = snap.ledger.version;
+    r.attempt = 1;
+    r.upstream_key = upstream_key;
+    r.rows = AdmittedRows{row[snapshot_columns].as<std::string>(), row[snapshot_columns + 1].as<std::string>(),
+                          snap.ledger.version};
+    return r;
   }
+  if (first.action != Admission::admit_new && in.grant_check != Code::ok)
+    return apply_admission(tx, rq, std::move(snap), first);
   snap = read_task(tx, clock_, rq.scope, rq.operation_id);
   const auto decision = decide_admission(admission_input(rq, snap));
   return apply_admission(tx, rq, std::move(snap), decision);
@@ -226,33 +278,87 @@ OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
   return serializable(s, [&](pqxx::dbtransaction& tx) { return record_outcome(tx, out, admitted_by); });
 }
 
+namespace {
+
+// An outcome's reply as the statements' parameters.
+struct OutcomeColumns {
+  std::string state;
+  std::optional<unsigned> status;
+  std::optional<std::string> headers, sha;
+  std::optional<std::int64_t> length;
+  pqxx::binarystring body{std::string()};
+  std::optional<std::string> held;
+  explicit OutcomeColumns(const OutcomeRecord& out) : state(name(out.state)) {
+    if (out.response) {
+      status = out.response->status;
+      headers = out.response->headers_json;
+      sha = out.response->body_sha256;
+      length = out.response->body_length;
+      body = pqxx::binarystring(out.response->body);
+    }
+    if (out.state == OperationState::unknown) held = std::string(name(HeldReason::outcome_unknown));
+  }
+};
+
+bool operator==(const TaskLedger& a, const TaskLedger& b) {
+  return a.version == b.version && a.open_operation == b.open_operation;
+}
+
+}  // namespace
+
+std::optional<OutcomeResult> LedgerStore::record_at_rows(pqxx::dbtransaction& tx, const OutcomeRecord& out,
+                                                         const GrantToken& admitted_by, TaskSnapshot& snap) {
+  static const std::string wall = outcome_if_in_flight_sql(AuthorityClock(false)),
+                           manual = outcome_if_in_flight_sql(AuthorityClock(true));
+  const Statement statement = clock_.manual() ? Statement{"gw_outcome_if_in_flight_manual", manual.c_str()}
+                                              : Statement{"gw_outcome_if_in_flight", wall.c_str()};
+  const auto& rows = *out.rows;
+  const auto next = apply_outcome(TaskLedger{rows.version, out.operation_id}, out.operation_id, out.state);
+  std::optional<std::int64_t> committed;
+  if (out.state == OperationState::succeeded) committed = next.version;
+  const OutcomeColumns c(out);
+  const auto row = exec_prepared(tx, statement, out.scope.tenant, out.scope.task, out.operation_id,
+                                 clock_.high_water(), rows.operation, c.state, committed, c.status, c.headers,
+                                 c.body, c.sha, c.length, out.attempt, out.detail, next.version,
+                                 next.open_operation, c.held, rows.attempt, rows.version)
+                       .at(0);
+  snap = parse_snapshot(row, clock_);
+  if (row[snapshot_columns].is_null()) return std::nullopt;
+  // Written: the statement's conditions held, and the rules must agree.
+  const auto& op = snap.operation;
+  if (!op || op->state != OperationState::in_flight ||
+      !settles_operation(op->state, op->held_reason, op->attempts, out.attempt) ||
+      !(apply_outcome(snap.ledger, out.operation_id, out.state) == next))
+    throw std::logic_error("an outcome the rules would not record");
+  if (row[snapshot_columns + 1].as<std::int64_t>() == 0)
+    exec_prepared(tx, attempt_outcome, out.scope.tenant, out.scope.task, out.operation_id, c.state, snap.now_ms,
+                  c.status, out.detail, out.attempt);
+  OutcomeResult r;
+  r.reply_gate = check_grant(admitted_by, snap.realm, out.scope, snap.owner, snap.now_ms);
+  r.recorded = true;
+  r.version = row[snapshot_columns].as<std::int64_t>();
+  return r;
+}
+
 OutcomeResult LedgerStore::record_outcome(pqxx::dbtransaction& tx, const OutcomeRecord& out,
                                           const GrantToken& admitted_by) {
-  auto snap = out.rows ? read_task_at(tx, clock_, out.scope, out.operation_id, out.rows->operation)
-                       : read_task(tx, clock_, out.scope, out.operation_id);
+  TaskSnapshot snap;
+  if (out.rows) {
+    if (auto recorded = record_at_rows(tx, out, admitted_by, snap)) return *recorded;
+  }
   // Not at its address any more (a sweep or a resolution changed it): by key.
   const bool at_rows = out.rows && snap.operation;
-  if (out.rows && !snap.operation) snap = read_task(tx, clock_, out.scope, out.operation_id);
+  if (!at_rows) snap = read_task(tx, clock_, out.scope, out.operation_id);
   OutcomeResult r;
   r.reply_gate = check_grant(admitted_by, snap.realm, out.scope, snap.owner, snap.now_ms);
   r.version = snap.ledger.version;
   if (!snap.operation) return r;
   const auto& op = *snap.operation;
-  std::optional<unsigned> status;
-  std::optional<std::string> headers, sha;
-  std::optional<std::int64_t> length;
-  std::optional<pqxx::binarystring> body;
-  if (out.response) {
-    status = out.response->status;
-    headers = out.response->headers_json;
-    sha = out.response->body_sha256;
-    length = out.response->body_length;
-    body.emplace(out.response->body);
-  }
+  const OutcomeColumns c(out);
   auto keep_evidence = [&](const std::string& detail) {
     exec_prepared(tx, evidence, out.scope.tenant, out.scope.task, out.operation_id, out.attempt,
-                    std::string(name(EvidenceSource::late_reply)), std::string(name(out.state)), status, detail, sha, length,
-                    snap.now_ms);
+                  std::string(name(EvidenceSource::late_reply)), c.state, c.status, detail, c.sha, c.length,
+                  snap.now_ms);
   };
   // Only the attempt in flight (or its own late reply after a sweep) is
   // settled here, and only once; anything else is kept as evidence.
@@ -265,21 +371,17 @@ OutcomeResult LedgerStore::record_outcome(pqxx::dbtransaction& tx, const Outcome
   auto next = apply_outcome(snap.ledger, out.operation_id, out.state);
   std::optional<std::int64_t> committed;
   if (out.state == OperationState::succeeded) committed = next.version;
-  const std::string state(name(out.state));
-  const auto held = out.state == OperationState::unknown
-                        ? std::optional<std::string>(std::string(name(HeldReason::outcome_unknown)))
-                        : std::nullopt;
-  const auto body_param = body ? *body : pqxx::binarystring(std::string());
   const auto rows =
-      at_rows ? exec_prepared(tx, outcome_at, out.scope.tenant, out.scope.task, out.operation_id, state, snap.now_ms,
-                              committed, status, headers, body_param, sha, length, out.attempt, out.detail,
-                              next.version, next.open_operation, held, out.rows->operation, out.rows->attempt)
-              : exec_prepared(tx, outcome, out.scope.tenant, out.scope.task, out.operation_id, state, snap.now_ms,
-                              committed, status, headers, body_param, sha, length, out.attempt, out.detail,
-                              next.version, next.open_operation, held);
+      at_rows ? exec_prepared(tx, outcome_at, out.scope.tenant, out.scope.task, out.operation_id, c.state,
+                              snap.now_ms, committed, c.status, c.headers, c.body, c.sha, c.length, out.attempt,
+                              out.detail, next.version, next.open_operation, c.held, out.rows->operation,
+                              out.rows->attempt)
+              : exec_prepared(tx, outcome, out.scope.tenant, out.scope.task, out.operation_id, c.state, snap.now_ms,
+                              committed, c.status, c.headers, c.body, c.sha, c.length, out.attempt, out.detail,
+                              next.version, next.open_operation, c.held);
   if (at_rows && rows.size() == 1 && rows[0][1].as<std::int64_t>() == 0)
-    exec_prepared(tx, attempt_outcome, out.scope.tenant, out.scope.task, out.operation_id, state, snap.now_ms, status,
-                  out.detail, out.attempt);
+    exec_prepared(tx, attempt_outcome, out.scope.tenant, out.scope.task, out.operation_id, c.state, snap.now_ms,
+                  c.status, out.detail, out.attempt);
   r.recorded = rows.size() == 1;
   if (r.recorded) r.version = rows[0][0].as<std::int64_t>();
   return r;

@@ -40,6 +40,9 @@ struct AdmissionRequest {
 struct AdmittedRows {
   std::string operation;
   std::string attempt;
+  // The task's version the admission saw: while its operation is open
+  // nothing else moves it, so its outcome is written expecting it.
+  std::int64_t version = 0;
 };
 
 struct AdmissionResult {
@@ -49,7 +52,7 @@ struct AdmissionResult {
   std::string realm;
   std::int64_t version = 0;    // the task's business version as read
   std::optional<StoredOperation> recorded;  // replay: what to send back
-  std::optional<AdmittedRows> rows;         // admitted by admit_if_new
+  std::optional<AdmittedRows> rows;         // admitted by admit_if_new_sql
 };
 
 struct OutcomeRecord {
@@ -112,6 +115,10 @@ class LedgerStore {
   // operation and its attempt, or nothing for a replay.
   AdmissionResult apply_admission(pqxx::dbtransaction& tx, const AdmissionRequest& request, TaskSnapshot snap,
                                   const AdmissionDecision& decision);
+  // The outcome of an attempt still in flight at the rows its admission
+  // wrote, in one statement; nullopt (with the snapshot read) otherwise.
+  std::optional<OutcomeResult> record_at_rows(pqxx::dbtransaction& tx, const OutcomeRecord& outcome,
+                                              const GrantToken& admitted_by, TaskSnapshot& snap);
   AuthorityClock& clock_;
 };
 

@@ -6,16 +6,11 @@
 
 namespace gw {
 
-namespace {
-
-// The operation join matches nothing when there is no key ($3 NULL). With
-// `at_location`, the operation is read at its row address ($5), a TID scan
-// that locks that row only, not an index page.
-std::string snapshot_sql(const AuthorityClock& clock, bool at_location) {
+std::string snapshot_sql(const AuthorityClock& clock, OperationRead operation) {
   std::string sql = "SELECT a.realm, ";
   sql += clock.now_sql(4);
   sql +=
-      ", t.owner, t.epoch, t.secret_hash, t.expires_at_ms,"
+      " AS now_ms, t.owner, t.epoch, t.secret_hash, t.expires_at_ms,"
       " l.version, l.open_op,"
       " o.fingerprint, o.state, o.attempts, o.upstream_key, o.committed_version,"
       " o.response_status, o.response_headers::text, o.response_body,"
@@ -26,20 +21,25 @@ std::string snapshot_sql(const AuthorityClock& clock, bool at_location) {
       " LEFT JOIN tasks t ON t.tenant = $1 AND t.task = $2"
       " LEFT JOIN task_ledger l ON l.tenant = $1 AND l.task = $2"
       " LEFT JOIN operations o ON ";
-  if (at_location) sql += "o.ctid = $5::tid AND ";
-  sql += "o.tenant = $1 AND o.task = $2 AND o.op_id = $3";
+  switch (operation) {
+    case OperationRead::none:
+      sql += "false";
+      break;
+    case OperationRead::at_location:
+      sql += "o.ctid = $5::tid AND o.tenant = $1 AND o.task = $2 AND o.op_id = $3";
+      break;
+    case OperationRead::by_key:
+      sql += "o.tenant = $1 AND o.task = $2 AND o.op_id = $3";
+      break;
+  }
   return sql;
 }
-
-TaskSnapshot parse_snapshot(const pqxx::row& row, AuthorityClock& clock);
-
-}  // namespace
 
 TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const TaskScope& scope,
                        const std::optional<std::string>& operation_id) {
   // One text per clock kind, so each has its own name on a connection.
-  static const std::string wall = snapshot_sql(AuthorityClock(false), false),
-                           manual = snapshot_sql(AuthorityClock(true), false);
+  static const std::string wall = snapshot_sql(AuthorityClock(false), OperationRead::by_key),
+                           manual = snapshot_sql(AuthorityClock(true), OperationRead::by_key);
   const Statement statement = clock.manual() ? Statement{"gw_snapshot_manual", manual.c_str()}
                                              : Statement{"gw_snapshot", wall.c_str()};
   return parse_snapshot(
@@ -48,16 +48,14 @@ TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const 
 
 TaskSnapshot read_task_at(pqxx::transaction_base& tx, AuthorityClock& clock, const TaskScope& scope,
                           const std::string& operation_id, const std::string& location) {
-  static const std::string wall = snapshot_sql(AuthorityClock(false), true),
-                           manual = snapshot_sql(AuthorityClock(true), true);
+  static const std::string wall = snapshot_sql(AuthorityClock(false), OperationRead::at_location),
+                           manual = snapshot_sql(AuthorityClock(true), OperationRead::at_location);
   const Statement statement = clock.manual() ? Statement{"gw_snapshot_at_manual", manual.c_str()}
                                              : Statement{"gw_snapshot_at", wall.c_str()};
   return parse_snapshot(
       exec_prepared(tx, statement, scope.tenant, scope.task, operation_id, clock.high_water(), location).at(0),
       clock);
 }
-
-namespace {
 
 TaskSnapshot parse_snapshot(const pqxx::row& row, AuthorityClock& clock) {
   TaskSnapshot s;
@@ -101,7 +99,5 @@ TaskSnapshot parse_snapshot(const pqxx::row& row, AuthorityClock& clock) {
   }
   return s;
 }
-
-}  // namespace
 
 }  // namespace gw

@@ -58,6 +58,20 @@ struct TaskSnapshot {
   std::optional<StoredOperation> operation;
 };
 
+// How the snapshot reads the operation: not at all, by its key ($3; none
+// when NULL), or at its row address ($5), a TID scan that locks that row
+// only, not an index page.
+enum class OperationRead { none, by_key, at_location };
+
+// The snapshot as a query, for a statement that reads a task and acts on it
+// in the same round trip: $1 tenant, $2 task, $3 key, $4 the clock's high
+// water, $5 the operation's address; now_ms, version and open_op are named.
+// Its row parses with parse_snapshot; columns past snapshot_columns are the
+// statement's own.
+std::string snapshot_sql(const AuthorityClock& clock, OperationRead operation);
+inline constexpr int snapshot_columns = 27;
+TaskSnapshot parse_snapshot(const pqxx::row& row, AuthorityClock& clock);
+
 TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const TaskScope& scope,
                        const std::optional<std::string>& operation_id);
 // read_task with the operation read at a row address (store/ledger_store.hpp,

@@ -1,0 +1,143 @@
+// The one-statement admission and outcome (store/ledger_store.cpp): their
+// SQL conditions may only narrow what the rules allow. Each refusal the
+// rules make is answered with the rules' code and writes nothing; an
+// outcome whose task moved since its admission is recorded from what is
+// read, not from what the admission saw.
+#include "core/labels.hpp"
+#include "store/store_fixture.hpp"
+
+using namespace gw;
+using namespace gw::test;
+
+namespace {
+
+struct OneStatementFixture : StoreFixture {
+  GrantToken grant = claim("tenant-a", "task-a", "region-a", 0, 100);
+
+  OneStatementFixture() { at(1); }
+
+  // What the admission left behind for the task: operations, attempts and
+  // the ledger's open operation.
+  std::string written() const {
+    return db.scalar(
+        "SELECT (SELECT count(*) FROM operations) || '/' || (SELECT count(*) FROM operation_attempts) || '/' ||"
+        " coalesce((SELECT open_op FROM task_ledger WHERE task = 'task-a'), '-')");
+  }
+
+  Code refused(const GrantToken& presented, const Intent& intent = op_a) {
+    const auto a = ledger.admit(session, admission(presented, intent));
+    CHECK(a.decision.action == Admission::reject);
+    CHECK_FALSE(a.rows);
+    return a.decision.code;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("one-statement admission: a new key under the current grant is written once, with its rows") {
+  OneStatementFixture f;
+  const auto a = f.ledger.admit(f.session, f.admission(f.grant, op_a));
+  CHECK(a.decision.action == Admission::admit_new);
+  REQUIRE(a.rows);
+  CHECK(a.rows->version == 0);
+  CHECK(f.db.scalar("SELECT ctid::text FROM operations WHERE op_id = 'op-a'") == a.rows->operation);
+  CHECK(f.db.scalar("SELECT ctid::text FROM operation_attempts WHERE op_id = 'op-a'") == a.rows->attempt);
+  CHECK(f.written() == "1/1/op-a");
+}
+
+TEST_CASE("one-statement admission: every grant refusal is the rules' code and writes nothing") {
+  OneStatementFixture f;
+  SUBCASE("another realm") {
+    auto presented = f.grant;
+    presented.identity.realm = "another-realm";
+    CHECK(f.refused(presented) == Code::authority_generation_mismatch);
+  }
+  SUBCASE("a grant for another task") {
+    const Intent elsewhere{"tenant-a", "task-b", "op-a", "value-a", 0};
+    CHECK(f.refused(f.grant, elsewhere) == Code::scope_mismatch);
+  }
+  SUBCASE("the right owner and epoch with another secret") {
+    auto presented = f.grant;
+    presented.secret.back() = presented.secret.back() == 'A' ? 'B' : 'A';
+    CHECK(f.refused(presented) == Code::stale_owner);
+  }
+  SUBCASE("another owner presenting the current epoch") {
+    auto presented = f.grant;
+    presented.identity.owner = "region-b";
+    CHECK(f.refused(presented) == Code::stale_owner);
+  }
+  SUBCASE("an expired lease") {
+    f.at(100);
+    CHECK(f.refused(f.grant) == Code::expired_owner);
+  }
+  SUBCASE("a grant replaced by a new claim") {
+    f.at(101);
+    f.claim("tenant-a", "task-a", "region-b", 101, 100);
+    CHECK(f.refused(f.grant) == Code::stale_owner);
+  }
+  // Each refusal goes to the rejection audit, not to the ledger.
+  CHECK(f.written() == "0/0/-");
+}
+
+TEST_CASE("one-statement admission: every ledger refusal is the rules' code and writes nothing") {
+  OneStatementFixture f;
+  SUBCASE("a version that passed") {
+    f.db.exec("UPDATE task_ledger SET version = 3");
+    CHECK(f.refused(f.grant) == Code::version_conflict);
+    CHECK(f.written() == "0/0/-");
+  }
+  SUBCASE("the largest version: no next one to expect") {
+    f.db.exec("UPDATE task_ledger SET version = 9223372036854775807");
+    const Intent at_max{"tenant-a", "task-a", "op-a", "value-a", max_integer};
+    CHECK(f.refused(f.grant, at_max) == Code::version_exhausted);
+    CHECK(f.written() == "0/0/-");
+  }
+  SUBCASE("another operation holding the task") {
+    const auto held = f.ledger.admit(f.session, f.admission(f.grant, op_a));
+    REQUIRE(held.rows);
+    const Intent op_b{"tenant-a", "task-a", "op-b", "value-b", 0};
+    CHECK(f.refused(f.grant, op_b) == Code::unresolved_operation);
+    CHECK(f.written() == "1/1/op-a");
+  }
+  SUBCASE("the same key again while in flight") {
+    REQUIRE(f.ledger.admit(f.session, f.admission(f.grant, op_a)).rows);
+    CHECK(f.refused(f.grant) == Code::operation_in_flight);
+    CHECK(f.written() == "1/1/op-a");
+  }
+}
+
+TEST_CASE("one-statement outcome: a task that moved since admission is recorded from what is read") {
+  OneStatementFixture f;
+  const auto a = f.ledger.admit(f.session, f.admission(f.grant, op_a));
+  REQUIRE(a.rows);
+  // Not something the gateway does while an operation is open: the
+  // statement must not write the version the admission saw over it.
+  f.db.exec("UPDATE task_ledger SET version = 5");
+  RecordedResponse reply{201, "[]", "{}", "", 2};
+  const auto o = f.ledger.record_outcome(
+      f.session, {{"tenant-a", "task-a"}, "op-a", a.attempt, OperationState::succeeded, reply, "test", a.rows},
+      f.grant);
+  CHECK(o.recorded);
+  CHECK(o.version == 6);
+  CHECK(f.db.scalar("SELECT version || '/' || coalesce(open_op, '-') FROM task_ledger") == "6/-");
+  CHECK(f.db.scalar("SELECT state || '/' || committed_version FROM operations") == "succeeded/6");
+  CHECK(f.db.scalar("SELECT outcome FROM operation_attempts") == "succeeded");
+}
+
+TEST_CASE("one-statement outcome: at the admitted rows, written once; a second record of it is not") {
+  OneStatementFixture f;
+  const auto a = f.ledger.admit(f.session, f.admission(f.grant, op_a));
+  REQUIRE(a.rows);
+  const OutcomeRecord record{{"tenant-a", "task-a"}, "op-a", a.attempt, OperationState::succeeded,
+                             RecordedResponse{201, "[]", "{}", "", 2}, "test", a.rows};
+  const auto first = f.ledger.record_outcome(f.session, record, f.grant);
+  CHECK(first.recorded);
+  CHECK(first.version == 1);
+  CHECK(first.reply_gate == Code::ok);
+  const auto again = f.ledger.record_outcome(f.session, record, f.grant);
+  CHECK_FALSE(again.recorded);
+  CHECK(again.version == 1);
+  CHECK(f.db.scalar("SELECT version FROM task_ledger") == "1");
+  // The second one is kept as evidence, not written over the first.
+  CHECK(f.db.scalar("SELECT count(*) FROM operation_evidence") == "1");
+}
