@@ -2,7 +2,8 @@
 # Builds and runs the libFuzzer harnesses (tests/fuzz, docs/fuzzing.md):
 #   scripts/fuzz.sh [seconds-per-harness]   (default 15)
 # Configures build/fuzz with clang 14 (-DGATEWAY_FUZZ=ON: ASan + UBSan + coverage feedback), builds
-# it, then runs each harness for that long over a copy of its seed corpus. Prints one summary line
+# it, then runs each harness for that long over a copy of its seed corpus, as many at once as there
+# are cores (FUZZ_JOBS). Prints one summary line
 # per harness and exits non-zero if any of them crashed (or failed to run). Crash inputs are kept
 # in build/fuzz/artifacts/, each harness's log in build/fuzz/logs/.
 # Replay a crash: build/fuzz/bin/<harness> build/fuzz/artifacts/<harness>-crash-...
@@ -63,40 +64,56 @@ mkdir -p "$dir/artifacts" "$dir/logs"
 export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-14/bin/llvm-symbolizer}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 
-declare -A result=()
-crashed=0
-for h in "${harnesses[@]}"; do
+# One harness: its run, then its summary line in $dir/logs/<harness>.result.
+fuzz_one() {
+  local h=$1
   # libFuzzer adds what it finds to its first corpus directory: a copy, so the repo's seeds only
   # change when someone commits new ones.
-  corpus=$dir/corpus/$h
+  local corpus=$dir/corpus/$h
   rm -rf "$corpus"
   mkdir -p "$corpus"
   cp tests/fuzz/corpus/"$h"/* "$corpus"/
-  args=(-max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1
-        -artifact_prefix="$dir/artifacts/$h-")
+  local args=(-max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1
+              -artifact_prefix="$dir/artifacts/$h-")
   [ -f "tests/fuzz/$h.dict" ] && args+=(-dict="tests/fuzz/$h.dict")
-  log=$dir/logs/$h.log
+  local log=$dir/logs/$h.log rc=0 outcome artifact
   echo "== fuzzing $h for ${seconds}s" >&2
-  rc=0
   "$dir/bin/$h" "${args[@]}" "$corpus" >"$log" 2>&1 || rc=$?
+  local execs cov
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1 || true)
   if [ "$rc" -eq 0 ]; then
     outcome=ok
   else
-    crashed=1
     artifact=$(sed -n 's/.*Test unit written to //p' "$log" | tail -n 1)
     outcome="FAILED (exit $rc${artifact:+, input $artifact}; log $log)"
     tail -n 40 "$log" >&2
   fi
-  result[$h]="${execs:-?} execs, ${cov:-no coverage line}, corpus $(find "$corpus" -type f | wc -l) files: $outcome"
+  echo "${execs:-?} execs, ${cov:-no coverage line}, corpus $(find "$corpus" -type f | wc -l) files: $outcome" \
+    > "$dir/logs/$h.result"
+}
+
+# As many harnesses at once as there are cores (FUZZ_JOBS): each is one process on one core.
+jobs=${FUZZ_JOBS:-$(nproc)}
+rm -f "$dir"/logs/*.result
+running=0
+for h in "${harnesses[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$h" &
+  running=$((running + 1))
 done
+wait || true
 
 echo
 failures=0
+crashed=0
 for h in "${harnesses[@]}"; do
-  echo "fuzz.sh summary [$h]: ${result[$h]}"
-  case ${result[$h]} in *FAILED*) failures=$((failures + 1)) ;; esac
+  line=$(cat "$dir/logs/$h.result" 2>/dev/null || echo "FAILED (no result: the run did not finish)")
+  echo "fuzz.sh summary [$h]: $line"
+  case $line in *FAILED*) failures=$((failures + 1)); crashed=1 ;; esac
 done
 # One line for scripts/test.sh's own summary.
 echo "${#harnesses[@]} harnesses, ${seconds}s each, $failures failed" > "$dir/summary.txt"
