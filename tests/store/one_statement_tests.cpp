@@ -124,7 +124,7 @@ TEST_CASE("one-statement outcome: a task that moved since admission is recorded 
   CHECK(f.db.scalar("SELECT outcome FROM operation_attempts") == "succeeded");
 }
 
-TEST_CASE("one-statement outcome: at the admitted rows, written once; a second record of it is not") {
+TEST_CASE("one-statement outcome: at the admitted rows, written once, and a second record of it is not") {
   OneStatementFixture f;
   const auto a = f.ledger.admit(f.session, f.admission(f.grant, op_a));
   REQUIRE(a.rows);
