@@ -6,6 +6,8 @@
 #include <pqxx/pqxx>
 
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 
 namespace gw::test {
@@ -21,10 +23,38 @@ namespace {
 
 constexpr const char* duplicate_database = "42P04";
 
+// A PostgreSQL connection costs its server tens of milliseconds of CPU on
+// this kind of machine (a backend's start and exit), and connections were
+// most of the test cluster's work. So each process keeps one to the admin
+// database, and each TestDatabase one to its own, opened on first use.
+// A connection found broken (a test ended backends) is replaced and the
+// statement sent again once: these are test setup and inspection, never
+// the gateway's own decisions.
+template <class Fn>
+auto on_connection(std::unique_ptr<pqxx::connection>& connection, const std::string& url, Fn&& fn) {
+  for (int attempt = 1;; ++attempt) {
+    try {
+      if (!connection || !connection->is_open()) connection = std::make_unique<pqxx::connection>(url);
+      pqxx::nontransaction tx(*connection);
+      return fn(tx);
+    } catch (const pqxx::broken_connection&) {
+      connection.reset();
+      if (attempt == 2) throw;
+    }
+  }
+}
+
+std::mutex admin_mutex;
+std::unique_ptr<pqxx::connection> admin_connection;
+
+template <class Fn>
+auto on_admin(Fn&& fn) {
+  std::lock_guard lock(admin_mutex);
+  return on_connection(admin_connection, admin_url(), std::forward<Fn>(fn));
+}
+
 void admin_exec(const std::string& sql) {
-  pqxx::connection admin(admin_url());
-  pqxx::nontransaction tx(admin);
-  tx.exec(sql);
+  on_admin([&](pqxx::nontransaction& tx) { return tx.exec(sql); });
 }
 
 // A migrated database to copy, one per schema: named for the digest of every
@@ -39,19 +69,20 @@ const std::string& migrated_template() {
     for (const auto& m : embedded_migrations()) all.append(m.name).append(m.sql);
     const std::string final_name = "gw_template_" + sha256_hex(all).substr(0, 16);
     const std::string building = "gw_building_" + to_hex(random_bytes(6));
-    pqxx::connection admin(admin_url());
-    pqxx::nontransaction tx(admin);
-    if (!tx.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", final_name).empty()) return final_name;
-    tx.exec("CREATE DATABASE " + building);
+    const bool exists = on_admin([&](pqxx::nontransaction& tx) {
+      return !tx.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", final_name).empty();
+    });
+    if (exists) return final_name;
+    admin_exec("CREATE DATABASE " + building);
     {
       pqxx::connection c(admin_url() + " dbname=" + building);
       gw::migrate(c);
     }
     try {
-      tx.exec("ALTER DATABASE " + building + " RENAME TO " + final_name);
+      admin_exec("ALTER DATABASE " + building + " RENAME TO " + final_name);
     } catch (const pqxx::sql_error& e) {
       if (e.sqlstate() != duplicate_database) throw;
-      tx.exec("DROP DATABASE " + building);
+      admin_exec("DROP DATABASE " + building);
     }
     return final_name;
   }();
@@ -74,6 +105,10 @@ TestDatabase::TestDatabase(bool migrate) {
 
 TestDatabase::~TestDatabase() {
   try {
+    {
+      std::lock_guard lock(mutex_);
+      connection_.reset();
+    }
     admin_exec("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
   } catch (const std::exception&) {
     // A database left behind is harmless: the test cluster is thrown away.
@@ -81,16 +116,16 @@ TestDatabase::~TestDatabase() {
 }
 
 void TestDatabase::exec(const std::string& sql) const {
-  pqxx::connection c(url_);
-  pqxx::nontransaction tx(c);
-  tx.exec(sql);
+  std::lock_guard lock(mutex_);
+  on_connection(connection_, url_, [&](pqxx::nontransaction& tx) { return tx.exec(sql); });
 }
 
 std::string TestDatabase::scalar(const std::string& sql) const {
-  pqxx::connection c(url_);
-  pqxx::nontransaction tx(c);
-  auto r = tx.exec(sql);
-  return r.empty() || r[0][0].is_null() ? std::string() : r[0][0].as<std::string>();
+  std::lock_guard lock(mutex_);
+  return on_connection(connection_, url_, [&](pqxx::nontransaction& tx) {
+    auto r = tx.exec(sql);
+    return r.empty() || r[0][0].is_null() ? std::string() : r[0][0].as<std::string>();
+  });
 }
 
 }  // namespace gw::test

@@ -2,6 +2,10 @@
 // by GATEWAY_TEST_PG (scripts/test.sh starts a private one) and dropped after.
 #pragma once
 
+#include <pqxx/connection>
+
+#include <memory>
+#include <mutex>
 #include <string>
 
 namespace gw::test {
@@ -25,6 +29,10 @@ class TestDatabase {
  private:
   std::string name_;
   std::string url_;
+  // One connection for exec() and scalar(), opened on first use
+  // (test_database.cpp says why); calls from several threads take turns.
+  mutable std::mutex mutex_;
+  mutable std::unique_ptr<pqxx::connection> connection_;
 };
 
 }  // namespace gw::test
