@@ -95,6 +95,8 @@ Pool::Pool(PoolOptions options)
     : options_(std::move(options)),
       last_failure_(std::make_shared<std::atomic<std::int64_t>>(-1'000'000'000)) {
   health_.changed = options_.on_reachability;
+  wakes_ = std::vector<std::condition_variable>(options_.size);
+  idle_.reserve(options_.size);
   watches_.resize(options_.size);
   watchdog_ = std::thread([this] { watch(); });
   for (unsigned i = 0; i < options_.size; ++i) workers_.emplace_back([this, i] { work(i); });
@@ -108,7 +110,10 @@ void Pool::submit(Job job) {
     auto& lane = job.lane == Lane::outcome ? outcomes_ : queue_;
     if (!stopping_ && (job.lane == Lane::outcome || queue_.size() < options_.queue_limit)) {
       lane.push_back({std::move(job), std::chrono::steady_clock::now()});
-      ready_.notify_one();
+      if (!idle_.empty()) {
+        wakes_[idle_.back()].notify_one();
+        idle_.pop_back();
+      }
       return;
     }
   }
@@ -124,7 +129,8 @@ void Pool::stop() {
     dropped.swap(queue_);
     for (auto& q : outcomes_) dropped.push_back(std::move(q));
     outcomes_.clear();
-    ready_.notify_all();
+    for (auto& wake : wakes_) wake.notify_one();
+    idle_.clear();
   }
   for (auto& q : dropped) q.job.reject();
   for (auto& w : workers_)
@@ -153,12 +159,23 @@ void Pool::work(std::size_t index) {
   const auto expired = [this](const Queued& q) {
     return q.job.lane == Lane::request && std::chrono::steady_clock::now() - q.since > options_.queue_timeout;
   };
+  // Whether this worker just finished a job: it goes on top of the idle
+  // stack. One woken for a job another worker took first goes to the
+  // bottom, so a wake-up that found nothing does not make it the next one.
+  bool worked = false;
   for (;;) {
     std::vector<Job> group;
     std::vector<Job> late;  // waited past queue_timeout: refused, not run
     {
       std::unique_lock lock(mutex_);
-      ready_.wait(lock, [this] { return stopping_ || !queue_.empty() || !outcomes_.empty(); });
+      while (!stopping_ && queue_.empty() && outcomes_.empty()) {
+        idle_.insert(worked ? idle_.end() : idle_.begin(), index);
+        worked = false;
+        wakes_[index].wait(lock);
+        // Woken by submit() or stop(), which took it off the stack, or
+        // spuriously, still on it.
+        if (auto it = std::find(idle_.begin(), idle_.end(), index); it != idle_.end()) idle_.erase(it);
+      }
       auto& lane = !outcomes_.empty() ? outcomes_ : queue_;
       if (lane.empty()) return;  // stopping
       // The first job, and the shareable ones queued behind it in its lane.
@@ -193,6 +210,7 @@ void Pool::work(std::size_t index) {
       watches_[index].session = nullptr;
     }
     --busy_;
+    worked = true;
   }
 }
 

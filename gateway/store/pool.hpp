@@ -164,7 +164,13 @@ class Pool {
   std::shared_ptr<std::atomic<std::int64_t>> last_failure_;
   SessionHealth health_;
   mutable std::mutex mutex_;
-  std::condition_variable ready_;
+  // Each worker waits on its own condition variable, and a new job wakes the
+  // worker that went idle last (idle_ is a stack): at low load the same one
+  // or two connections take every decision, their PostgreSQL backends warm,
+  // instead of a queue of wake-ups rotating through all of them, each one a
+  // connection opened on its first use. Under mutex_.
+  std::vector<std::condition_variable> wakes_;
+  std::vector<std::size_t> idle_;
   std::deque<Queued> queue_;     // Lane::request
   std::deque<Queued> outcomes_;  // Lane::outcome
   bool stopping_ = false;

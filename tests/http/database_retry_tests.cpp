@@ -7,6 +7,8 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include <doctest/doctest.h>
@@ -198,4 +200,28 @@ TEST_CASE("database: with group_max 1 every decision commits alone") {
   for (auto& r : results) r.get();
   CHECK(pool.groups_committed() == 0);
   CHECK(db.scalar("SELECT count(*) FROM t") == "3");
+}
+
+TEST_CASE("database pool: decisions one after another go to the worker that went idle last, not to every connection") {
+  Rig rig(8);
+  auto forty = [&]() -> asio::awaitable<int> {
+    asio::steady_timer pause(co_await asio::this_coro::executor);
+    int ok = 0;
+    for (int i = 0; i < 40; ++i) {
+      ok += co_await rig.database.decide([](Session& s) {
+        return serializable(s, [](pqxx::dbtransaction& tx) { return tx.exec("SELECT 1")[0][0].as<int>(); });
+      });
+      // As between a request's decisions (the forward, the next request):
+      // time for the worker to be waiting again.
+      pause.expires_after(std::chrono::milliseconds(5));
+      co_await pause.async_wait(asio::use_awaitable);
+    }
+    co_return ok;
+  };
+  CHECK(rig.run(forty()) == 40);
+  // Handed round the idle workers in turn, the forty would open all eight
+  // connections; on a machine busy enough that a worker is not back in time,
+  // another one is woken, so not exactly one.
+  CHECK(rig.pool.open_connections() < 8);
+  MESSAGE("connections opened: " << rig.pool.open_connections());
 }
