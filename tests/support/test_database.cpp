@@ -22,6 +22,8 @@ std::string admin_url() {
 namespace {
 
 constexpr const char* duplicate_database = "42P04";
+// Two renames to the same name at once: the catalog's unique index stops the second.
+constexpr const char* unique_violation = "23505";
 
 // A PostgreSQL connection costs its server tens of milliseconds of CPU on
 // this kind of machine (a backend's start and exit), and connections were
@@ -81,7 +83,7 @@ const std::string& migrated_template() {
     try {
       admin_exec("ALTER DATABASE " + building + " RENAME TO " + final_name);
     } catch (const pqxx::sql_error& e) {
-      if (e.sqlstate() != duplicate_database) throw;
+      if (e.sqlstate() != duplicate_database && e.sqlstate() != unique_violation) throw;
       admin_exec("DROP DATABASE " + building);
     }
     return final_name;
