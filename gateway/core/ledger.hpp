@@ -51,6 +51,7 @@ bool settles_operation(OperationState state, std::optional<HeldReason> held, int
 struct TaskLedger {
   std::int64_t version = 0;
   std::optional<std::string> open_operation;
+  bool operator==(const TaskLedger&) const = default;
 };
 
 struct AdmissionInput {

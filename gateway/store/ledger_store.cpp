@@ -278,9 +278,7 @@ OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
   return serializable(s, [&](pqxx::dbtransaction& tx) { return record_outcome(tx, out, admitted_by); });
 }
 
-namespace {
-
-// An outcome's reply as the statements' parameters.
+// Built once per outcome: the reply's body is copied into it once.
 struct OutcomeColumns {
   std::string state;
   std::optional<unsigned> status;
@@ -300,14 +298,9 @@ struct OutcomeColumns {
   }
 };
 
-bool operator==(const TaskLedger& a, const TaskLedger& b) {
-  return a.version == b.version && a.open_operation == b.open_operation;
-}
-
-}  // namespace
-
 std::optional<OutcomeResult> LedgerStore::record_at_rows(pqxx::dbtransaction& tx, const OutcomeRecord& out,
-                                                         const GrantToken& admitted_by, TaskSnapshot& snap) {
+                                                         const OutcomeColumns& c, const GrantToken& admitted_by,
+                                                         TaskSnapshot& snap) {
   static const std::string wall = outcome_if_in_flight_sql(AuthorityClock(false)),
                            manual = outcome_if_in_flight_sql(AuthorityClock(true));
   const Statement statement = clock_.manual() ? Statement{"gw_outcome_if_in_flight_manual", manual.c_str()}
@@ -316,7 +309,6 @@ std::optional<OutcomeResult> LedgerStore::record_at_rows(pqxx::dbtransaction& tx
   const auto next = apply_outcome(TaskLedger{rows.version, out.operation_id}, out.operation_id, out.state);
   std::optional<std::int64_t> committed;
   if (out.state == OperationState::succeeded) committed = next.version;
-  const OutcomeColumns c(out);
   const auto row = exec_prepared(tx, statement, out.scope.tenant, out.scope.task, out.operation_id,
                                  clock_.high_water(), rows.operation, c.state, committed, c.status, c.headers,
                                  c.body, c.sha, c.length, out.attempt, out.detail, next.version,
@@ -342,9 +334,10 @@ std::optional<OutcomeResult> LedgerStore::record_at_rows(pqxx::dbtransaction& tx
 
 OutcomeResult LedgerStore::record_outcome(pqxx::dbtransaction& tx, const OutcomeRecord& out,
                                           const GrantToken& admitted_by) {
+  const OutcomeColumns c(out);
   TaskSnapshot snap;
   if (out.rows) {
-    if (auto recorded = record_at_rows(tx, out, admitted_by, snap)) return *recorded;
+    if (auto recorded = record_at_rows(tx, out, c, admitted_by, snap)) return *recorded;
   }
   // Not at its address any more (a sweep or a resolution changed it): by key.
   const bool at_rows = out.rows && snap.operation;
@@ -354,7 +347,6 @@ OutcomeResult LedgerStore::record_outcome(pqxx::dbtransaction& tx, const Outcome
   r.version = snap.ledger.version;
   if (!snap.operation) return r;
   const auto& op = *snap.operation;
-  const OutcomeColumns c(out);
   auto keep_evidence = [&](const std::string& detail) {
     exec_prepared(tx, evidence, out.scope.tenant, out.scope.task, out.operation_id, out.attempt,
                   std::string(name(EvidenceSource::late_reply)), c.state, c.status, detail, c.sha, c.length,

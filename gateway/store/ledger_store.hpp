@@ -90,6 +90,9 @@ struct ReceiptResult {
   std::optional<StoredOperation> operation;
 };
 
+// An outcome's reply as the statements' parameters (ledger_store.cpp).
+struct OutcomeColumns;
+
 class LedgerStore {
  public:
   explicit LedgerStore(AuthorityClock& clock) : clock_(clock) {}
@@ -118,7 +121,8 @@ class LedgerStore {
   // The outcome of an attempt still in flight at the rows its admission
   // wrote, in one statement; nullopt (with the snapshot read) otherwise.
   std::optional<OutcomeResult> record_at_rows(pqxx::dbtransaction& tx, const OutcomeRecord& outcome,
-                                              const GrantToken& admitted_by, TaskSnapshot& snap);
+                                              const OutcomeColumns& columns, const GrantToken& admitted_by,
+                                              TaskSnapshot& snap);
   AuthorityClock& clock_;
 };
 

@@ -46,17 +46,6 @@ TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const 
       exec_prepared(tx, statement, scope.tenant, scope.task, operation_id, clock.high_water()).at(0), clock);
 }
 
-TaskSnapshot read_task_at(pqxx::transaction_base& tx, AuthorityClock& clock, const TaskScope& scope,
-                          const std::string& operation_id, const std::string& location) {
-  static const std::string wall = snapshot_sql(AuthorityClock(false), OperationRead::at_location),
-                           manual = snapshot_sql(AuthorityClock(true), OperationRead::at_location);
-  const Statement statement = clock.manual() ? Statement{"gw_snapshot_at_manual", manual.c_str()}
-                                             : Statement{"gw_snapshot_at", wall.c_str()};
-  return parse_snapshot(
-      exec_prepared(tx, statement, scope.tenant, scope.task, operation_id, clock.high_water(), location).at(0),
-      clock);
-}
-
 TaskSnapshot parse_snapshot(const pqxx::row& row, AuthorityClock& clock) {
   TaskSnapshot s;
   s.realm = row[0].as<std::string>();

@@ -74,9 +74,5 @@ TaskSnapshot parse_snapshot(const pqxx::row& row, AuthorityClock& clock);
 
 TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const TaskScope& scope,
                        const std::optional<std::string>& operation_id);
-// read_task with the operation read at a row address (store/ledger_store.hpp,
-// AdmittedRows); no operation in the snapshot if the row is no longer there.
-TaskSnapshot read_task_at(pqxx::transaction_base& tx, AuthorityClock& clock, const TaskScope& scope,
-                          const std::string& operation_id, const std::string& location);
 
 }  // namespace gw
