@@ -12,7 +12,9 @@
 # PROFILE_PROVIDER_PORT (19801), PROFILE_CONTROL_PORT (19802), ACCESS_LOG (1: the gateway's access log
 # on, and the medians of its duration_ms, db_ms and upstream_ms per route printed at the end:
 # where a request's time went), PERF_DATA (a path: `perf record -g`
-# of the gateway during the load, written there; read it with `perf report -i PATH`).
+# of the gateway during the load, written there; read it with `perf report -i PATH`), GATEWAY_WRAP
+# (a command the gateway runs under, e.g. "valgrind --tool=callgrind --callgrind-out-file=PATH":
+# user-space instructions per request, free of this machine's noise).
 set -euo pipefail
 
 repo=$(cd "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -66,7 +68,7 @@ jq -n --slurpfile dev config/dev.json --argjson port "$gwport" --argjson pool "$
     providers: [{name: "booking", base_url: $provider, max_connections: 64,
                  credential: {tenants: {"tenant-a": {env: "BOOKING_KEY_TENANT_A"}}}}]
   }' >"$dir/gateway.json"
-BOOKING_KEY_TENANT_A=booking-secret LD_PRELOAD=${GATEWAY_PRELOAD:-} "$bin/write-gateway" --config "$dir/gateway.json" >"$dir/gateway.log" 2>&1 &
+BOOKING_KEY_TENANT_A=booking-secret LD_PRELOAD=${GATEWAY_PRELOAD:-} ${GATEWAY_WRAP:-} "$bin/write-gateway" --config "$dir/gateway.json" >"$dir/gateway.log" 2>&1 &
 gateway_pid=$!
 wait_ready "$gateway_pid" "http://127.0.0.1:$gwport/readyz" 100 0.1 ||
   { tail -n 20 "$dir/gateway.log" >&2; echo "profile.sh: the gateway did not get ready" >&2; exit 1; }

@@ -49,6 +49,12 @@ bool allow_path_form(PathForms& forms, std::string_view name) {
 
 std::optional<std::string> provider_path_problem(std::string_view rest, const PathForms& allowed) {
   if (rest.empty() || rest == "/") return std::nullopt;
+  // The usual path ("/bookings/bk_1") has nothing the rules below look at,
+  // but for the leading "//" (an empty first segment): no allocation for it.
+  if (rest.find_first_of(".%\\") == std::string_view::npos) {
+    if (!allowed.leading_double_slash && rest.starts_with("//")) return "the provider path must not start with //";
+    return std::nullopt;
+  }
   if (has_escape(rest, '0', '0')) return "an encoded NUL (%00) in the provider path is refused";
   if (!allowed.backslash && (rest.find('\\') != std::string_view::npos || has_escape(rest, '5', 'c')))
     return "a backslash in the provider path is refused";

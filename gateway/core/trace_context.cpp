@@ -109,7 +109,9 @@ TraceContext continue_trace(const std::vector<std::string_view>& traceparents,
 
 std::string format_traceparent(const TraceContext& trace, std::string_view span_id) {
   static constexpr char digits[] = "0123456789abcdef";
-  std::string out = "00-";
+  std::string out;
+  out.reserve(3 + trace.trace_id.size() + 1 + span_id.size() + 3);
+  out += "00-";
   out += trace.trace_id;
   out += '-';
   out += span_id;

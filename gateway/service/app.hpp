@@ -85,7 +85,7 @@ class App {
     SplitTarget target;
     std::string route = "unmatched";
     std::string request_id;
-    std::optional<Principal> principal;
+    std::shared_ptr<const Principal> principal;
     TraceContext trace;
     // What the route learned, for the request's log line (service/request_log.hpp).
     // Never a token, a secret, a credential or a body.

@@ -3,22 +3,36 @@
 #include "core/digest.hpp"
 
 namespace gw {
+namespace {
+
+// Config checked the hash: 64 lower-case hex digits.
+std::string digest_bytes(std::string_view hex) {
+  const auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  std::string out(hex.size() / 2, '\0');
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<char>(nibble(hex[2 * i]) * 16 + nibble(hex[2 * i + 1]));
+  return out;
+}
+
+}  // namespace
 
 Authenticator::Authenticator(const Config& config) {
   for (const auto& a : config.agents)
-    by_hash_[a.token_sha256] = Principal{Principal::Kind::agent, a.name, a.tenants};
+    by_digest_[digest_bytes(a.token_sha256)] =
+        std::make_shared<const Principal>(Principal{Principal::Kind::agent, a.name, a.tenants});
   for (const auto& o : config.operators)
-    by_hash_[o.token_sha256] = Principal{Principal::Kind::operator_, o.name, {}};
+    by_digest_[digest_bytes(o.token_sha256)] =
+        std::make_shared<const Principal>(Principal{Principal::Kind::operator_, o.name, {}});
 }
 
-std::optional<Principal> Authenticator::authenticate(const http::Request& request) const {
+std::shared_ptr<const Principal> Authenticator::authenticate(const http::Request& request) const {
   auto header = request.header("Authorization");
   if (!header || header->size() <= 7 || !http::iequals(header->substr(0, 7), "Bearer "))
-    return std::nullopt;
+    return nullptr;
   auto token = header->substr(7);
   // Looking up by hash compares hashes, never the secret itself.
-  auto it = by_hash_.find(sha256_hex(token));
-  if (it == by_hash_.end()) return std::nullopt;
+  auto it = by_digest_.find(sha256(token));
+  if (it == by_digest_.end()) return nullptr;
   return it->second;
 }
 

@@ -5,7 +5,7 @@
 #include "config/config.hpp"
 #include "http/message.hpp"
 
-#include <optional>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -25,11 +25,13 @@ struct Principal {
 class Authenticator {
  public:
   explicit Authenticator(const Config& config);
-  // nullopt: no `Authorization: Bearer` header, or a token nobody holds.
-  std::optional<Principal> authenticate(const http::Request& request) const;
+  // Null: no `Authorization: Bearer` header, or a token nobody holds. The
+  // principal is shared, not copied: this runs on every request.
+  std::shared_ptr<const Principal> authenticate(const http::Request& request) const;
 
  private:
-  std::unordered_map<std::string, Principal> by_hash_;
+  // Keyed by the raw 32-byte SHA-256 of the token (config writes it in hex).
+  std::unordered_map<std::string, std::shared_ptr<const Principal>> by_digest_;
 };
 
 }  // namespace gw

@@ -9,6 +9,8 @@ std::optional<std::string> percent_decode(std::string_view text) {
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
   };
+  // Most segments have no escape at all: one copy, no per-byte appends.
+  if (text.find('%') == std::string_view::npos) return std::string(text);
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -32,6 +34,7 @@ std::optional<SplitTarget> split_target(std::string_view target) {
   out.raw_path = target.substr(0, q);
   if (q != std::string_view::npos) out.query = target.substr(q + 1);
   std::string_view rest = out.raw_path.substr(1);
+  out.segments.reserve(8);  // the proxy route's seven and a provider path
   while (true) {
     auto slash = rest.find('/');
     auto decoded = percent_decode(rest.substr(0, slash));

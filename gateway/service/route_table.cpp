@@ -36,28 +36,44 @@ constexpr std::array routes{
     RouteSpec{RouteId::admin_clock, "admin_clock", "POST", "/v1/admin/clock", false, RouteGate::manual_clock},
 };
 
+// A template's segments; an empty one is a {parameter}.
+std::vector<std::string_view> template_parts(const RouteSpec& route) {
+  std::vector<std::string_view> parts;
+  std::string_view rest = route.path.substr(1);  // after the leading '/'
+  while (true) {
+    const auto slash = rest.find('/');
+    const auto part = rest.substr(0, slash);
+    parts.push_back(part.starts_with('{') ? std::string_view() : part);
+    if (slash == std::string_view::npos) break;
+    rest = rest.substr(slash + 1);
+  }
+  return parts;
+}
+
+bool matches_parts(const std::vector<std::string_view>& parts, bool rest, const std::vector<std::string>& segments) {
+  if (rest ? segments.size() < parts.size() : segments.size() != parts.size()) return false;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    if (!parts[i].empty() && segments[i] != parts[i]) return false;
+  return true;
+}
+
 }  // namespace
 
 std::span<const RouteSpec> route_table() { return routes; }
 
 bool matches(const RouteSpec& route, const std::vector<std::string>& segments) {
-  std::string_view rest = route.path.substr(1);  // after the leading '/'
-  std::size_t i = 0;
-  while (true) {
-    const auto slash = rest.find('/');
-    const auto part = rest.substr(0, slash);
-    if (i == segments.size()) return false;
-    if (!part.starts_with('{') && segments[i] != part) return false;
-    ++i;
-    if (slash == std::string_view::npos) break;
-    rest = rest.substr(slash + 1);
-  }
-  return i == segments.size() || route.rest;
+  return matches_parts(template_parts(route), route.rest, segments);
 }
 
 const RouteSpec* match_route(const std::vector<std::string>& segments) {
-  for (const auto& route : routes)
-    if (matches(route, segments)) return &route;
+  // Split once: every request is matched against the whole table.
+  static const auto parts = [] {
+    std::array<std::vector<std::string_view>, routes.size()> out;
+    for (std::size_t i = 0; i < routes.size(); ++i) out[i] = template_parts(routes[i]);
+    return out;
+  }();
+  for (std::size_t i = 0; i < routes.size(); ++i)
+    if (matches_parts(parts[i], routes[i].rest, segments)) return &routes[i];
   return nullptr;
 }
 
