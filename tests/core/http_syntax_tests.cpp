@@ -18,6 +18,18 @@ TEST_CASE("is_http_token: one or more tchar, nothing else") {
   }
 }
 
+TEST_CASE("is_http_token: every byte, against RFC 9110's tchar spelt out") {
+  const std::string specials = "!#$%&'*+-.^_`|~";
+  for (int b = 0; b < 256; ++b) {
+    const char c = static_cast<char>(b);
+    const bool tchar = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       specials.find(c) != std::string::npos;
+    CAPTURE(b);
+    CHECK(is_http_token(std::string(1, c)) == tchar);
+    CHECK(is_http_token(std::string("X-") + c) == tchar);
+  }
+}
+
 TEST_CASE("is_field_value: HTAB, visible ASCII and obs-text, never a control") {
   CHECK(is_field_value(""));
   CHECK(is_field_value("a b\tc"));
