@@ -47,9 +47,43 @@ constexpr const char* sequence_exhausted = "2200H";
 
 }  // namespace
 
+std::optional<ClaimResult> AuthorityStore::claim_fresh(pqxx::transaction_base& t, const TaskScope& scope,
+                                                       const std::string& owner, std::int64_t lease_ms) {
+  static const std::string wall = claim_fresh_sql(AuthorityClock(false)), manual = claim_fresh_sql(AuthorityClock(true));
+  const Statement statement = clock_.manual() ? Statement{"gw_claim_fresh_manual", manual.c_str()}
+                                              : Statement{"gw_claim_fresh", wall.c_str()};
+  GrantToken token;
+  token.identity.scope = scope;
+  token.identity.owner = owner;
+  token.secret = new_grant_secret();
+  const auto row = exec_prepared(t, statement, scope.tenant, scope.task, owner,
+                                 pqxx::binarystring(sha256(token.secret)), lease_ms, clock_.high_water())
+                       .at(0);
+  const auto now_ms = row[1].as<std::int64_t>();
+  clock_.observe(now_ms);
+  if (row[2].is_null()) return std::nullopt;
+  // Inserted: nobody held the task, and the rules say so too. Sent alone it
+  // is committed already: the exception means its token is never handed out.
+  const auto decision = decide_claim(std::nullopt, now_ms, lease_ms);
+  if (decision.code != Code::granted) throw std::logic_error("a fresh claim the rules refuse");
+  token.identity.realm = row[0].as<std::string>();
+  token.identity.epoch = row[2].as<std::int64_t>();
+  ClaimResult r;
+  r.code = decision.code;
+  r.grant = token.identity;
+  r.expires_at_ms = decision.expires_at_ms;
+  r.token = encode_grant_token(token);
+  return r;  // a new task's version is 0
+}
+
 ClaimResult AuthorityStore::claim(Session& s, const TaskScope& scope, const std::string& owner,
                                   std::int64_t lease_ms) {
   try {
+    // The first claim of a task commits as its one statement answers
+    // (autocommit); any other claim is decided in a transaction.
+    if (lease_ms > 0)
+      if (auto fresh = autocommit(s, [&](pqxx::transaction_base& t) { return claim_fresh(t, scope, owner, lease_ms); }))
+        return std::move(*fresh);
     return serializable(s, [&](pqxx::dbtransaction& tx) { return claim(tx, scope, owner, lease_ms); });
   } catch (const pqxx::sql_error& e) {
     if (e.sqlstate() == sequence_exhausted) return ClaimResult{Code::epoch_exhausted, {}, 0, {}, 0};
@@ -59,33 +93,8 @@ ClaimResult AuthorityStore::claim(Session& s, const TaskScope& scope, const std:
 
 ClaimResult AuthorityStore::claim(pqxx::dbtransaction& tx, const TaskScope& scope, const std::string& owner,
                                   std::int64_t lease_ms) {
-  if (lease_ms > 0) {
-    static const std::string wall = claim_fresh_sql(AuthorityClock(false)), manual = claim_fresh_sql(AuthorityClock(true));
-    const Statement claim_fresh = clock_.manual() ? Statement{"gw_claim_fresh_manual", manual.c_str()}
-                                                  : Statement{"gw_claim_fresh", wall.c_str()};
-    GrantToken token;
-    token.identity.scope = scope;
-    token.identity.owner = owner;
-    token.secret = new_grant_secret();
-    const auto row = exec_prepared(tx, claim_fresh, scope.tenant, scope.task, owner,
-                                   pqxx::binarystring(sha256(token.secret)), lease_ms, clock_.high_water())
-                         .at(0);
-    const auto now_ms = row[1].as<std::int64_t>();
-    clock_.observe(now_ms);
-    if (!row[2].is_null()) {
-      // Inserted: nobody held the task, and the rules say so too.
-      const auto decision = decide_claim(std::nullopt, now_ms, lease_ms);
-      if (decision.code != Code::granted) throw std::logic_error("a fresh claim the rules refuse");
-      token.identity.realm = row[0].as<std::string>();
-      token.identity.epoch = row[2].as<std::int64_t>();
-      ClaimResult r;
-      r.code = decision.code;
-      r.grant = token.identity;
-      r.expires_at_ms = decision.expires_at_ms;
-      r.token = encode_grant_token(token);
-      return r;  // a new task's version is 0
-    }
-  }
+  if (lease_ms > 0)
+    if (auto fresh = claim_fresh(tx, scope, owner, lease_ms)) return std::move(*fresh);
   auto snap = read_task(tx, clock_, scope, std::nullopt);
   auto decision = decide_claim(snap.owner, snap.now_ms, lease_ms);
   ClaimResult r;

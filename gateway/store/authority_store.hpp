@@ -64,10 +64,15 @@ class AuthorityStore {
   AuthorityClock& clock() { return clock_; }
 
  private:
+  // The first claim of a task, inserted without reading it first; nullopt
+  // when the task exists (or its lease would end past the largest time).
+  // In a transaction, or alone (autocommit).
+  std::optional<ClaimResult> claim_fresh(pqxx::transaction_base& t, const TaskScope& scope, const std::string& owner,
+                                         std::int64_t lease_ms);
   AuthorityClock& clock_;
 };
 
-// Runs a short non-serializable statement batch with the same failure
+// Runs a short READ COMMITTED statement batch with the same failure
 // mapping as decisions (AuthorityUnavailable, never a raw libpqxx error).
 template <class Fn>
 auto read_committed(Session& session, Fn&& fn) -> decltype(fn(std::declval<pqxx::dbtransaction&>()));

@@ -193,6 +193,12 @@ AdmissionInput admission_input(const AdmissionRequest& rq, const TaskSnapshot& s
 }  // namespace
 
 AdmissionResult LedgerStore::admit(Session& s, const AdmissionRequest& rq) {
+  // The usual admission, a new key under the task's current grant, commits
+  // as its one statement answers (autocommit); anything else is decided in
+  // a transaction, from a fresh read.
+  TaskSnapshot snap;
+  if (auto admitted = autocommit(s, [&](pqxx::transaction_base& t) { return admit_if_new(t, rq, snap); }))
+    return std::move(*admitted);
   return serializable(s, [&](pqxx::dbtransaction& tx) { return admit(tx, rq); });
 }
 
@@ -202,39 +208,47 @@ AdmissionResult LedgerStore::admit(pqxx::dbtransaction& tx, const AdmissionReque
   // only when the key turns out to exist, or when the ledger refuses and an
   // operation under the key would change the answer (decide_admission weighs
   // it before the ledger); a grant refusal comes before both.
-  static const std::string wall = admit_if_new_sql(AuthorityClock(false)),
-                           manual = admit_if_new_sql(AuthorityClock(true));
-  const Statement admit_if_new = clock_.manual() ? Statement{"gw_admit_if_new_manual", manual.c_str()}
-                                                 : Statement{"gw_admit_if_new", wall.c_str()};
-  const auto& id = rq.token.identity;
-  const auto upstream_key = upstream_idempotency_key(rq.scope.tenant, rq.scope.task, rq.operation_id);
-  const auto row = exec_prepared(tx, admit_if_new, rq.scope.tenant, rq.scope.task, rq.operation_id,
-                                 clock_.high_water(), pqxx::binarystring(rq.fingerprint), rq.method, rq.provider,
-                                 rq.target, rq.expected_version, upstream_key, id.realm, id.owner, id.epoch,
-                                 rq.forward_budget_ms, pqxx::binarystring(sha256(rq.token.secret)),
-                                 id.scope == rq.scope)
-                       .at(0);
-  auto snap = parse_snapshot(row, clock_);
+  TaskSnapshot snap;
+  if (auto admitted = admit_if_new(tx, rq, snap)) return std::move(*admitted);
   const auto in = admission_input(rq, snap);
   const auto first = decide_admission(in);
-  if (!row[snapshot_columns].is_null()) {
-    // Inserted: the statement's conditions held, and the rules must agree.
-    if (first.action != Admission::admit_new) throw std::logic_error("an admission the rules refuse");
-    AdmissionResult r;
-    r.decision = first;
-    r.realm = snap.realm;
-    r.version = snap.ledger.version;
-    r.attempt = 1;
-    r.upstream_key = upstream_key;
-    r.rows = AdmittedRows{row[snapshot_columns].as<std::string>(), row[snapshot_columns + 1].as<std::string>(),
-                          snap.ledger.version};
-    return r;
-  }
   if (first.action != Admission::admit_new && in.grant_check != Code::ok)
     return apply_admission(tx, rq, std::move(snap), first);
   snap = read_task(tx, clock_, rq.scope, rq.operation_id);
   const auto decision = decide_admission(admission_input(rq, snap));
   return apply_admission(tx, rq, std::move(snap), decision);
+}
+
+std::optional<AdmissionResult> LedgerStore::admit_if_new(pqxx::transaction_base& t, const AdmissionRequest& rq,
+                                                         TaskSnapshot& snap) {
+  static const std::string wall = admit_if_new_sql(AuthorityClock(false)),
+                           manual = admit_if_new_sql(AuthorityClock(true));
+  const Statement statement = clock_.manual() ? Statement{"gw_admit_if_new_manual", manual.c_str()}
+                                              : Statement{"gw_admit_if_new", wall.c_str()};
+  const auto& id = rq.token.identity;
+  const auto upstream_key = upstream_idempotency_key(rq.scope.tenant, rq.scope.task, rq.operation_id);
+  const auto row = exec_prepared(t, statement, rq.scope.tenant, rq.scope.task, rq.operation_id,
+                                 clock_.high_water(), pqxx::binarystring(rq.fingerprint), rq.method, rq.provider,
+                                 rq.target, rq.expected_version, upstream_key, id.realm, id.owner, id.epoch,
+                                 rq.forward_budget_ms, pqxx::binarystring(sha256(rq.token.secret)),
+                                 id.scope == rq.scope)
+                       .at(0);
+  snap = parse_snapshot(row, clock_);
+  if (row[snapshot_columns].is_null()) return std::nullopt;
+  // Inserted: the statement's conditions held, and the rules must agree.
+  // Sent alone it is committed already: the exception means it is never
+  // forwarded, and the sweep holds its operation for an operator.
+  const auto decision = decide_admission(admission_input(rq, snap));
+  if (decision.action != Admission::admit_new) throw std::logic_error("an admission the rules refuse");
+  AdmissionResult r;
+  r.decision = decision;
+  r.realm = snap.realm;
+  r.version = snap.ledger.version;
+  r.attempt = 1;
+  r.upstream_key = upstream_key;
+  r.rows = AdmittedRows{row[snapshot_columns].as<std::string>(), row[snapshot_columns + 1].as<std::string>(),
+                        snap.ledger.version};
+  return r;
 }
 
 AdmissionResult LedgerStore::apply_admission(pqxx::dbtransaction& tx, const AdmissionRequest& rq, TaskSnapshot snap,
@@ -273,11 +287,6 @@ AdmissionResult LedgerStore::apply_admission(pqxx::dbtransaction& tx, const Admi
   return r;
 }
 
-OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
-                                          const GrantToken& admitted_by) {
-  return serializable(s, [&](pqxx::dbtransaction& tx) { return record_outcome(tx, out, admitted_by); });
-}
-
 // Built once per outcome: the reply's body is copied into it once.
 struct OutcomeColumns {
   std::string state;
@@ -298,7 +307,22 @@ struct OutcomeColumns {
   }
 };
 
-std::optional<OutcomeResult> LedgerStore::record_at_rows(pqxx::dbtransaction& tx, const OutcomeRecord& out,
+OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
+                                          const GrantToken& admitted_by) {
+  // The usual outcome, of the attempt in flight at the rows its admission
+  // wrote, commits as its one statement answers (autocommit); anything else
+  // is recorded in a transaction, from a fresh read.
+  if (out.rows) {
+    const OutcomeColumns c(out);
+    TaskSnapshot snap;
+    if (auto recorded = autocommit(
+            s, [&](pqxx::transaction_base& t) { return record_at_rows(t, out, c, admitted_by, snap); }))
+      return *recorded;
+  }
+  return serializable(s, [&](pqxx::dbtransaction& tx) { return record_outcome(tx, out, admitted_by); });
+}
+
+std::optional<OutcomeResult> LedgerStore::record_at_rows(pqxx::transaction_base& tx, const OutcomeRecord& out,
                                                          const OutcomeColumns& c, const GrantToken& admitted_by,
                                                          TaskSnapshot& snap) {
   static const std::string wall = outcome_if_in_flight_sql(AuthorityClock(false)),
@@ -316,12 +340,15 @@ std::optional<OutcomeResult> LedgerStore::record_at_rows(pqxx::dbtransaction& tx
                        .at(0);
   snap = parse_snapshot(row, clock_);
   if (row[snapshot_columns].is_null()) return std::nullopt;
-  // Written: the statement's conditions held, and the rules must agree.
+  // Written: the statement's conditions held, and the rules must agree
+  // (sent alone it is committed already, as a provider's reply it is true).
   const auto& op = snap.operation;
   if (!op || op->state != OperationState::in_flight ||
       !settles_operation(op->state, op->held_reason, op->attempts, out.attempt) ||
       !(apply_outcome(snap.ledger, out.operation_id, out.state) == next))
     throw std::logic_error("an outcome the rules would not record");
+  // The attempt row moved since admission: by key. Sent alone, the outcome
+  // is committed before this, and this statement commits on its own.
   if (row[snapshot_columns + 1].as<std::int64_t>() == 0)
     exec_prepared(tx, attempt_outcome, out.scope.tenant, out.scope.task, out.operation_id, c.state, snap.now_ms,
                   c.status, out.detail, out.attempt);

@@ -118,9 +118,15 @@ class LedgerStore {
   // operation and its attempt, or nothing for a replay.
   AdmissionResult apply_admission(pqxx::dbtransaction& tx, const AdmissionRequest& request, TaskSnapshot snap,
                                   const AdmissionDecision& decision);
+  // A new key admitted under the task's current grant, in the one statement
+  // that reads the task; nullopt (with the snapshot read) when it inserted
+  // nothing. In a transaction, or alone (autocommit).
+  std::optional<AdmissionResult> admit_if_new(pqxx::transaction_base& t, const AdmissionRequest& request,
+                                              TaskSnapshot& snap);
   // The outcome of an attempt still in flight at the rows its admission
-  // wrote, in one statement; nullopt (with the snapshot read) otherwise.
-  std::optional<OutcomeResult> record_at_rows(pqxx::dbtransaction& tx, const OutcomeRecord& outcome,
+  // wrote, in one statement; nullopt (with the snapshot read) otherwise. In
+  // a transaction, or alone (autocommit).
+  std::optional<OutcomeResult> record_at_rows(pqxx::transaction_base& tx, const OutcomeRecord& outcome,
                                               const OutcomeColumns& columns, const GrantToken& admitted_by,
                                               TaskSnapshot& snap);
   AuthorityClock& clock_;

@@ -12,6 +12,10 @@ namespace gw {
 
 void migrate(pqxx::connection& connection) {
   pqxx::work tx(connection);
+  // READ COMMITTED whatever the session's default (store/pool.cpp): the
+  // rows read after the lock must be the ones its last holder committed,
+  // not a snapshot taken before it was granted.
+  tx.exec0("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
   // Any constant works; it only has to be the same for every gateway.
   tx.exec("SELECT pg_advisory_xact_lock(7215532110)");
   tx.exec(R"(CREATE TABLE IF NOT EXISTS schema_migrations (

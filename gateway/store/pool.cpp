@@ -5,6 +5,7 @@
 #include <pqxx/pqxx>
 
 #include <algorithm>
+#include <cerrno>
 
 #include <sys/socket.h>
 
@@ -57,7 +58,11 @@ pqxx::connection& Session::connection() {
     auto c = std::make_unique<pqxx::connection>(connection_string(options_));
     pqxx::nontransaction setup(*c);
     // Per-statement deadlines keep a stuck database from holding a worker.
-    setup.exec("SET statement_timeout = " + std::to_string(options_.statement_timeout.count()) +
+    // SERIALIZABLE unless said otherwise: a statement sent outside a
+    // transaction block (store/transaction.hpp, autocommit) is a
+    // SERIALIZABLE transaction of its own; READ COMMITTED work says so.
+    setup.exec("SET default_transaction_isolation = 'serializable'; SET statement_timeout = " +
+               std::to_string(options_.statement_timeout.count()) +
                "; SET lock_timeout = " + std::to_string(options_.lock_timeout.count()) +
                "; SET idle_in_transaction_session_timeout = " +
                std::to_string(options_.statement_timeout.count() * 4));
@@ -83,6 +88,15 @@ void Session::discard() {
   std::lock_guard lock(socket_mutex_);
   gone.swap(connection_);
   if (gone && health_) --health_->open;
+}
+
+void Session::drop_if_closed() {
+  if (!connection_ || connection_->sock() < 0) return;
+  // Bytes waiting on an idle connection are the server's goodbye (a FATAL
+  // notice from a shutdown or a terminated backend) or its end of stream.
+  char byte = 0;
+  const auto n = ::recv(connection_->sock(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (!(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))) discard();
 }
 
 void Session::interrupt() {

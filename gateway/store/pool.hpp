@@ -61,6 +61,10 @@ class Session {
   // Throws pqxx::broken_connection when the database cannot be reached.
   pqxx::connection& connection();
   void discard();
+  // Discards a kept connection that the server has already closed (or sent
+  // anything to unasked), without a round trip: before a statement that
+  // commits as it runs, whose broken connection would leave it in doubt.
+  void drop_if_closed();
   // Cuts the connection's socket (shutdown, not close): a call blocked on it
   // returns at once as a broken connection. Safe from any thread.
   void interrupt();

@@ -82,4 +82,47 @@ auto serializable(Session& session, Fn&& fn) -> decltype(fn(std::declval<pqxx::d
   }
 }
 
+// One decision as one statement sent outside a transaction block: the
+// session's default (store/pool.cpp) makes it a SERIALIZABLE transaction of
+// its own, committed as it answers, in one round trip instead of three
+// (BEGIN, the statement, COMMIT). Only for a statement that writes nothing
+// the rules would refuse: it re-checks in SQL every fact they read, and its
+// caller still weighs what it returns with them (store/ledger_store.cpp).
+// A conflict committed nothing: Conflict, to be tried again. Once sent, a
+// statement whose connection breaks may have committed: in doubt, never
+// retried (AuthorityUnavailable). So a kept connection the server already
+// closed is replaced before anything is sent.
+template <class Fn>
+auto autocommit(Session& session, Fn&& fn) -> decltype(fn(std::declval<pqxx::transaction_base&>())) {
+  session.drop_if_closed();
+  pqxx::connection* connection = nullptr;
+  try {
+    connection = &session.connection();
+  } catch (const std::exception& e) {
+    if (classify_failure(e) == FailureKind::bug) throw;
+    throw AuthorityUnavailable(e.what());
+  }
+  try {
+    pqxx::nontransaction tx(*connection);
+    return fn(static_cast<pqxx::transaction_base&>(tx));
+  } catch (const AuthorityUnavailable&) {
+    throw;
+  } catch (const std::exception& e) {
+    switch (classify_failure(e)) {
+      case FailureKind::conflict:
+        throw Conflict(e.what());
+      case FailureKind::retry_on_new_connection:
+      case FailureKind::in_doubt:
+        session.discard();
+        throw AuthorityUnavailable(std::string("commit outcome in doubt: ") + e.what());
+      case FailureKind::unavailable:
+        session.discard();
+        throw AuthorityUnavailable(e.what());
+      case FailureKind::bug:
+        throw;
+    }
+  }
+  throw std::logic_error("unreachable");
+}
+
 }  // namespace gw
