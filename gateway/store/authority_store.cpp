@@ -36,7 +36,7 @@ std::string claim_fresh_sql(const AuthorityClock& clock) {
 WITH a AS (SELECT a.realm, )" + clock.now_sql(6) + R"( AS now_ms FROM authority a),
      t AS (INSERT INTO tasks (tenant, task, owner, epoch, secret_hash, expires_at_ms, granted_at_ms)
            SELECT $1, $2, $3, nextval('epoch_seq'), $4, a.now_ms + $5, a.now_ms FROM a
-           WHERE a.now_ms <= 9223372036854775807 - $5
+           WHERE a.now_ms <= 9223372036854775807 - $5 AND )" + std::string(serializable_guard) + R"(
            ON CONFLICT (tenant, task) DO NOTHING
            RETURNING epoch),
      l AS (INSERT INTO task_ledger (tenant, task) SELECT $1, $2 FROM t ON CONFLICT DO NOTHING)

@@ -44,7 +44,8 @@ WITH s AS ()" + snapshot_sql(clock, OperationRead::none) + R"(),
                                     forward_deadline_ms)
             SELECT $1, $2, $3, $5, $6, $7, $8, $9, $10, 'in_flight', 1, s.now_ms, s.now_ms, s.now_ms + $14::bigint
             FROM s
-            WHERE $16::boolean AND s.realm = $11 AND s.owner = $12 AND s.epoch = $13 AND s.secret_hash = $15
+            WHERE $16::boolean AND )" + std::string(serializable_guard) + R"(
+              AND s.realm = $11 AND s.owner = $12 AND s.epoch = $13 AND s.secret_hash = $15
               AND s.now_ms < s.expires_at_ms AND s.open_op IS NULL AND s.version = $9
               AND s.version < 9223372036854775807
             ON CONFLICT (tenant, task, op_id) DO NOTHING
@@ -124,7 +125,7 @@ WITH s AS ()" + snapshot_sql(clock, OperationRead::at_location) + R"(),
            FROM s
            WHERE operations.ctid = $5::tid AND operations.tenant = $1 AND operations.task = $2
              AND operations.op_id = $3 AND s.state = 'in_flight' AND s.attempts = $13 AND s.version = $19
-             AND s.open_op = $3
+             AND s.open_op = $3 AND )" + std::string(serializable_guard) + R"(
            RETURNING s.now_ms),
      a AS (UPDATE operation_attempts SET outcome = $6, outcome_ms = o.now_ms, upstream_status = $8, detail = $14
            FROM o

@@ -17,6 +17,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace gw {
 
@@ -92,6 +93,12 @@ auto serializable(Session& session, Fn&& fn) -> decltype(fn(std::declval<pqxx::d
 // statement whose connection breaks may have committed: in doubt, never
 // retried (AuthorityUnavailable). So a kept connection the server already
 // closed is replaced before anything is sent.
+// A condition every statement run by autocommit() writes under: a session
+// that lost its SERIALIZABLE default (a pooler in front of PostgreSQL that
+// hands out server connections per transaction) writes nothing that way,
+// and the decision is made in a SERIALIZABLE transaction block instead.
+inline constexpr std::string_view serializable_guard = "current_setting('transaction_isolation') = 'serializable'";
+
 template <class Fn>
 auto autocommit(Session& session, Fn&& fn) -> decltype(fn(std::declval<pqxx::transaction_base&>())) {
   session.drop_if_closed();

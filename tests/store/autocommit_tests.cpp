@@ -1,7 +1,8 @@
 // Decisions sent as one statement outside a transaction block (autocommit,
 // store/transaction.hpp): the usual admission, outcome and first claim are
 // one round trip each, every session's implicit transactions are
-// SERIALIZABLE while READ COMMITTED work says so, a connection the server
+// SERIALIZABLE while READ COMMITTED work says so (and a statement sent
+// alone writes nothing unless it is), a connection the server
 // closed is replaced before anything is sent, and one that breaks under a
 // statement is never tried again. Round trips are counted from libpq's own
 // protocol trace of the session's connection.
@@ -118,6 +119,33 @@ TEST_CASE("autocommit: anything else is decided in a transaction, as before") {
   CHECK(a.decision.action == Admission::replay);
   CHECK(queries_with(replay, "BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE") == 1);
   CHECK(queries_with(replay, "COMMIT") == 1);
+}
+
+TEST_CASE("autocommit: a session that lost its SERIALIZABLE default writes nothing alone") {
+  // As behind a pooler that hands out server connections per transaction.
+  StoreFixture f;
+  const auto grant = f.claim("tenant-a", "task-a", "region-a", 1, 100);
+  REQUIRE(f.commit(grant, op_a, 2) == Code::committed);
+  autocommit(f.session, [](auto& tx) { return tx.exec("SET default_transaction_isolation = 'read committed'").size(); });
+
+  const Intent op_b{"tenant-a", "task-a", "op-b", "value-b", 1};
+  AdmissionResult a;
+  const auto admission = sent_messages(f.session, [&] { a = f.ledger.admit(f.session, f.admission(grant, op_b)); });
+  REQUIRE(a.decision.action == Admission::admit_new);
+  CHECK(queries_with(admission, "BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE") == 1);
+  OutcomeResult o;
+  const auto outcome = sent_messages(f.session, [&] {
+    o = f.ledger.record_outcome(
+        f.session, {{"tenant-a", "task-a"}, "op-b", a.attempt, OperationState::succeeded, booked, "test", a.rows},
+        grant);
+  });
+  CHECK(o.recorded);
+  CHECK(queries_with(outcome, "BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE") == 1);
+  ClaimResult c;
+  const auto claim = sent_messages(f.session, [&] { c = f.authority.claim(f.session, {"tenant-a", "task-b"}, "region-a", 100); });
+  CHECK(c.code == Code::granted);
+  CHECK(queries_with(claim, "BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE") == 1);
+  CHECK(f.db.scalar("SELECT state || '/' || committed_version FROM operations WHERE op_id = 'op-b'") == "succeeded/2");
 }
 
 TEST_CASE("autocommit: decisions are SERIALIZABLE, READ COMMITTED work says so") {
