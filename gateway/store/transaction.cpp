@@ -29,6 +29,23 @@ FailureKind classify_failure(const std::exception& e) {
   return FailureKind::bug;
 }
 
+void rethrow_failure(Session& session, const std::exception& e, FailureKind kind) {
+  switch (kind) {
+    case FailureKind::conflict:
+      throw Conflict(e.what());
+    case FailureKind::in_doubt:
+      session.discard();
+      throw AuthorityUnavailable(std::string("commit outcome in doubt: ") + e.what());
+    case FailureKind::retry_on_new_connection:
+    case FailureKind::unavailable:
+      session.discard();
+      throw AuthorityUnavailable(e.what());
+    case FailureKind::bug:
+      break;
+  }
+  throw;
+}
+
 std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, unsigned attempt, std::uint64_t random) {
   const std::int64_t ceiling =
       std::max<std::int64_t>(0, std::min<std::int64_t>(policy.cap.count(), policy.base.count() << std::min(attempt, 20u)));

@@ -43,6 +43,11 @@ enum class FailureKind { conflict, retry_on_new_connection, in_doubt, unavailabl
 FailureKind classify_failure(const std::exception& e);
 FailureKind classify_sqlstate(const std::string& sqlstate);
 
+// What a failed try of kind `kind` is thrown as: Conflict; AuthorityUnavailable,
+// the session's connection discarded; or, for a bug, `e` itself (call it from
+// the catch block). retry_on_new_connection is the caller's to decide first.
+[[noreturn]] void rethrow_failure(Session& session, const std::exception& e, FailureKind kind);
+
 // The pause before try `attempt` + 1 (1-based): full jitter over an
 // exponential ceiling, base << attempt capped at cap. `random` is any
 // uniformly distributed value, so the rule is testable without a clock.
@@ -61,27 +66,22 @@ auto serializable(Session& session, Fn&& fn) -> decltype(fn(std::declval<pqxx::d
     } catch (const Conflict&) {
       throw;
     } catch (const std::exception& e) {
-      switch (classify_failure(e)) {
-        case FailureKind::retry_on_new_connection:
-          session.discard();
-          // One fresh connection may answer; a second break means the database is away.
-          if (reconnected) throw AuthorityUnavailable(e.what());
-          reconnected = true;
-          continue;
-        case FailureKind::conflict:
-          throw Conflict(e.what());
-        case FailureKind::in_doubt:
-          session.discard();
-          throw AuthorityUnavailable(std::string("commit outcome in doubt: ") + e.what());
-        case FailureKind::unavailable:
-          session.discard();
-          throw AuthorityUnavailable(e.what());
-        case FailureKind::bug:
-          throw;
-      }
+      const auto kind = classify_failure(e);
+      if (kind != FailureKind::retry_on_new_connection) rethrow_failure(session, e, kind);
+      // Broken before commit: nothing committed. One fresh connection may
+      // answer; a second break means the database is away.
+      session.discard();
+      if (reconnected) throw AuthorityUnavailable(e.what());
+      reconnected = true;
     }
   }
 }
+
+// A condition every statement run by autocommit() writes under: a session
+// that lost its SERIALIZABLE default (a pooler in front of PostgreSQL that
+// hands out server connections per transaction) writes nothing that way,
+// and the decision is made in a SERIALIZABLE transaction block instead.
+inline constexpr std::string_view serializable_guard = "current_setting('transaction_isolation') = 'serializable'";
 
 // One decision as one statement sent outside a transaction block: the
 // session's default (store/pool.cpp) makes it a SERIALIZABLE transaction of
@@ -93,12 +93,6 @@ auto serializable(Session& session, Fn&& fn) -> decltype(fn(std::declval<pqxx::d
 // statement whose connection breaks may have committed: in doubt, never
 // retried (AuthorityUnavailable). So a kept connection the server already
 // closed is replaced before anything is sent.
-// A condition every statement run by autocommit() writes under: a session
-// that lost its SERIALIZABLE default (a pooler in front of PostgreSQL that
-// hands out server connections per transaction) writes nothing that way,
-// and the decision is made in a SERIALIZABLE transaction block instead.
-inline constexpr std::string_view serializable_guard = "current_setting('transaction_isolation') = 'serializable'";
-
 template <class Fn>
 auto autocommit(Session& session, Fn&& fn) -> decltype(fn(std::declval<pqxx::transaction_base&>())) {
   session.drop_if_closed();
@@ -115,21 +109,10 @@ auto autocommit(Session& session, Fn&& fn) -> decltype(fn(std::declval<pqxx::tra
   } catch (const AuthorityUnavailable&) {
     throw;
   } catch (const std::exception& e) {
-    switch (classify_failure(e)) {
-      case FailureKind::conflict:
-        throw Conflict(e.what());
-      case FailureKind::retry_on_new_connection:
-      case FailureKind::in_doubt:
-        session.discard();
-        throw AuthorityUnavailable(std::string("commit outcome in doubt: ") + e.what());
-      case FailureKind::unavailable:
-        session.discard();
-        throw AuthorityUnavailable(e.what());
-      case FailureKind::bug:
-        throw;
-    }
+    const auto kind = classify_failure(e);
+    // Sent, then broken: it may have committed.
+    rethrow_failure(session, e, kind == FailureKind::retry_on_new_connection ? FailureKind::in_doubt : kind);
   }
-  throw std::logic_error("unreachable");
 }
 
 }  // namespace gw

@@ -71,6 +71,37 @@ std::size_t queries_with(const std::vector<std::string>& messages, std::string_v
 
 const RecordedResponse booked{201, R"([["Content-Type","application/json"]])", R"({"booked":true})", "", 15};
 
+// What the gateway sent for each of the three usual decisions, made after
+// op-a's commit (so that every statement is already prepared): op-b's
+// admission and outcome on task-a, and the first claim of task-b. Each is
+// checked to have been made and committed.
+struct UsualDecisions {
+  std::vector<std::string> admission, outcome, claim;
+};
+
+UsualDecisions usual_decisions(StoreFixture& f, const GrantToken& grant) {
+  UsualDecisions sent;
+  const Intent op_b{"tenant-a", "task-a", "op-b", "value-b", 1};
+  AdmissionResult a;
+  sent.admission = sent_messages(f.session, [&] { a = f.ledger.admit(f.session, f.admission(grant, op_b)); });
+  REQUIRE(a.decision.action == Admission::admit_new);
+  OutcomeResult o;
+  sent.outcome = sent_messages(f.session, [&] {
+    o = f.ledger.record_outcome(
+        f.session, {{"tenant-a", "task-a"}, "op-b", a.attempt, OperationState::succeeded, booked, "test", a.rows},
+        grant);
+  });
+  REQUIRE(o.recorded);
+  CHECK(o.version == 2);
+  ClaimResult c;
+  sent.claim = sent_messages(f.session, [&] { c = f.authority.claim(f.session, {"tenant-a", "task-b"}, "region-a", 100); });
+  REQUIRE(c.code == Code::granted);
+  // All of it committed: another connection sees it.
+  CHECK(f.db.scalar("SELECT state || '/' || committed_version FROM operations WHERE op_id = 'op-b'") == "succeeded/2");
+  CHECK(f.db.scalar("SELECT count(*) FROM tasks WHERE task = 'task-b'") == "1");
+  return sent;
+}
+
 }  // namespace
 
 TEST_CASE("autocommit: the usual admission, outcome and first claim are one round trip each, no BEGIN or COMMIT") {
@@ -78,35 +109,12 @@ TEST_CASE("autocommit: the usual admission, outcome and first claim are one roun
   const auto grant = f.claim("tenant-a", "task-a", "region-a", 1, 100);
   // Every statement is prepared on the connection at its first use.
   REQUIRE(f.commit(grant, op_a, 2) == Code::committed);
-
-  const Intent op_b{"tenant-a", "task-a", "op-b", "value-b", 1};
-  AdmissionResult a;
-  const auto admission = sent_messages(f.session, [&] { a = f.ledger.admit(f.session, f.admission(grant, op_b)); });
-  REQUIRE(a.decision.action == Admission::admit_new);
-  CAPTURE(admission.size());
-  CHECK(round_trips(admission) == 1);
-  CHECK_FALSE(any_query(admission));
-
-  OutcomeResult o;
-  const auto outcome = sent_messages(f.session, [&] {
-    o = f.ledger.record_outcome(
-        f.session, {{"tenant-a", "task-a"}, "op-b", a.attempt, OperationState::succeeded, booked, "test", a.rows},
-        grant);
-  });
-  REQUIRE(o.recorded);
-  CHECK(o.version == 2);
-  CHECK(round_trips(outcome) == 1);
-  CHECK_FALSE(any_query(outcome));
-
-  ClaimResult c;
-  const auto claim = sent_messages(f.session, [&] { c = f.authority.claim(f.session, {"tenant-a", "task-b"}, "region-a", 100); });
-  REQUIRE(c.code == Code::granted);
-  CHECK(round_trips(claim) == 1);
-  CHECK_FALSE(any_query(claim));
-
-  // All of it committed: another connection sees it.
-  CHECK(f.db.scalar("SELECT state || '/' || committed_version FROM operations WHERE op_id = 'op-b'") == "succeeded/2");
-  CHECK(f.db.scalar("SELECT count(*) FROM tasks WHERE task = 'task-b'") == "1");
+  const auto sent = usual_decisions(f, grant);
+  for (const auto* messages : {&sent.admission, &sent.outcome, &sent.claim}) {
+    CAPTURE(messages->size());
+    CHECK(round_trips(*messages) == 1);
+    CHECK_FALSE(any_query(*messages));
+  }
 }
 
 TEST_CASE("autocommit: anything else is decided in a transaction, as before") {
@@ -127,25 +135,9 @@ TEST_CASE("autocommit: a session that lost its SERIALIZABLE default writes nothi
   const auto grant = f.claim("tenant-a", "task-a", "region-a", 1, 100);
   REQUIRE(f.commit(grant, op_a, 2) == Code::committed);
   autocommit(f.session, [](auto& tx) { return tx.exec("SET default_transaction_isolation = 'read committed'").size(); });
-
-  const Intent op_b{"tenant-a", "task-a", "op-b", "value-b", 1};
-  AdmissionResult a;
-  const auto admission = sent_messages(f.session, [&] { a = f.ledger.admit(f.session, f.admission(grant, op_b)); });
-  REQUIRE(a.decision.action == Admission::admit_new);
-  CHECK(queries_with(admission, "BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE") == 1);
-  OutcomeResult o;
-  const auto outcome = sent_messages(f.session, [&] {
-    o = f.ledger.record_outcome(
-        f.session, {{"tenant-a", "task-a"}, "op-b", a.attempt, OperationState::succeeded, booked, "test", a.rows},
-        grant);
-  });
-  CHECK(o.recorded);
-  CHECK(queries_with(outcome, "BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE") == 1);
-  ClaimResult c;
-  const auto claim = sent_messages(f.session, [&] { c = f.authority.claim(f.session, {"tenant-a", "task-b"}, "region-a", 100); });
-  CHECK(c.code == Code::granted);
-  CHECK(queries_with(claim, "BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE") == 1);
-  CHECK(f.db.scalar("SELECT state || '/' || committed_version FROM operations WHERE op_id = 'op-b'") == "succeeded/2");
+  const auto sent = usual_decisions(f, grant);
+  for (const auto* messages : {&sent.admission, &sent.outcome, &sent.claim})
+    CHECK(queries_with(*messages, "BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE") == 1);
 }
 
 TEST_CASE("autocommit: decisions are SERIALIZABLE, READ COMMITTED work says so") {
