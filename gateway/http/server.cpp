@@ -4,6 +4,8 @@
 #include "http/problem.hpp"
 #include "http/reply_head.hpp"
 
+#include "deadline.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -22,6 +24,7 @@
 #include <array>
 #include <iostream>
 #include <mutex>
+#include <type_traits>
 
 namespace gw::http {
 
@@ -107,24 +110,37 @@ bool transport_failed(const beast::error_code& ec) {
          ec.category() == asio::error::get_ssl_category() || ec.category() == ssl::error::get_stream_category();
 }
 
-// Every deadline is on the TCP stream, under TLS as well: it bounds the
-// record layer's reads and writes along with the HTTP ones.
+// One connection: its stream and the one deadline (on the TCP socket, under
+// TLS as well, so it bounds the record layer's reads and writes along with
+// the HTTP ones) that every read and write runs under.
 template <class Stream>
-void expires_after(Stream& stream, std::chrono::milliseconds timeout) {
-  beast::get_lowest_layer(stream).expires_after(timeout);
-}
+struct Connection {
+  Stream& stream;
+  Deadline& deadline;
+  const ServerLimits& limits;
+};
 
 // The head is serialized by reply_head (no copy of the fields into a Beast
-// message) and goes out with the body in one gathered write.
+// message) and goes out with the body in one gathered write. Over plain TCP
+// it is first written on the spot: a reply that fits the socket's buffer
+// (nearly all) needs no deadline and no queued completion; only what the
+// kernel did not take is awaited, under write_timeout.
 template <class Stream>
-asio::awaitable<bool> write_reply(Stream& stream, Response reply, unsigned version, bool keep_alive, bool head,
-                                  const ServerLimits& limits) {
+asio::awaitable<bool> write_reply(Connection<Stream> c, Response reply, unsigned version, bool keep_alive,
+                                  bool head) {
   const std::string bytes = reply_head(reply, version, keep_alive, head);
   const bool body = !head && reply_has_body(reply.status) && !reply.body.empty();
   const std::array<asio::const_buffer, 2> wire{asio::buffer(bytes),
                                                body ? asio::buffer(reply.body) : asio::const_buffer{}};
-  expires_after(stream, limits.write_timeout);
-  auto [ec, n] = co_await asio::async_write(stream, wire, use_tuple);
+  beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(wire);
+  if constexpr (std::is_same_v<Stream, tcp::socket>) {
+    beast::error_code ec;
+    rest.consume(c.stream.write_some(wire, ec));  // non-blocking: would_block when the buffer is full
+    if (ec && ec != asio::error::would_block) co_return false;
+    if (beast::buffer_bytes(rest) == 0) co_return true;
+  }
+  c.deadline.expires_after(c.limits.write_timeout);
+  auto [ec, n] = co_await asio::async_write(c.stream, rest, use_tuple);
   co_return !ec;
 }
 
@@ -137,12 +153,13 @@ struct ConnectionSlot {
   }
 };
 
-// The requests of one connection, the same over beast::tcp_stream and
-// beast::ssl_stream<beast::tcp_stream>.
+// The requests of one connection, the same over tcp::socket and
+// beast::ssl_stream<tcp::socket>.
 template <class Stream>
-asio::awaitable<void> serve(Server::State& state, Stream& stream, const std::string& remote) {
+asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const std::string& remote) {
   beast::flat_buffer buffer;
   const auto& limits = state.limits;
+  auto& stream = c.stream;
 
   for (;;) {
     // A fresh parser per request: limits and state never leak across requests.
@@ -153,7 +170,7 @@ asio::awaitable<void> serve(Server::State& state, Stream& stream, const std::str
     // Idle until a request starts; from its first byte the whole header has
     // header_timeout, so a client that trickles bytes cannot hold the slot.
     if (buffer.size() == 0) {
-      expires_after(stream, limits.idle_timeout);
+      c.deadline.expires_after(limits.idle_timeout);
       auto [fec, fn] = co_await stream.async_read_some(buffer.prepare(4096), use_tuple);
       if (fec) break;
       buffer.commit(fn);
@@ -166,7 +183,7 @@ asio::awaitable<void> serve(Server::State& state, Stream& stream, const std::str
     buffer.consume(hn);
     if (hec == bhttp::error::need_more) hec = {};
     if (!hec && !parser.is_header_done()) {
-      expires_after(stream, limits.header_timeout);
+      c.deadline.expires_after(limits.header_timeout);
       auto [rec, rn] = co_await bhttp::async_read_header(stream, buffer, parser, use_tuple);
       hec = rec;
       hn += rn;
@@ -183,12 +200,12 @@ asio::awaitable<void> serve(Server::State& state, Stream& stream, const std::str
       else if (hec == bhttp::error::body_limit)  // Content-Length alone already says too much
         reply = problem(Code::payload_too_large,
                         "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");
-      else if (hec != bhttp::error::end_of_stream && hec != beast::error::timeout && !transport_failed(hec) &&
+      else if (hec != bhttp::error::end_of_stream && !c.deadline.expired() && !transport_failed(hec) &&
                hec != asio::error::operation_aborted && buffer.size() > 0)
         reply = problem(Code::invalid_request, "malformed HTTP request: " + hec.message());
       if (reply) {
         reply->close = true;
-        co_await write_reply(stream, std::move(*reply), 11, false, false, limits);
+        co_await write_reply(c, std::move(*reply), 11, false, false);
       }
       break;
     }
@@ -209,13 +226,13 @@ asio::awaitable<void> serve(Server::State& state, Stream& stream, const std::str
     if (auto why = head_problem(std::string_view(target.data(), target.size()), head_fields)) {
       auto reply = problem(Code::invalid_request, "malformed HTTP request: " + *why);
       reply.close = true;
-      co_await write_reply(stream, std::move(reply), version, false, false, limits);
+      co_await write_reply(c, std::move(reply), version, false, false);
       break;
     }
     if (auto length = parser.content_length(); length && *length > limits.max_body_bytes) {
       auto reply = problem(Code::payload_too_large,
                            "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");
-      co_await write_reply(stream, std::move(reply), version, false, false, limits);
+      co_await write_reply(c, std::move(reply), version, false, false);
       break;
     }
     if (beast::iequals(header[bhttp::field::expect], "100-continue")) {
@@ -224,19 +241,19 @@ asio::awaitable<void> serve(Server::State& state, Stream& stream, const std::str
       if (state.screen) {
         if (auto refusal = state.screen(head_request(header, remote))) {
           refusal->close = true;
-          co_await write_reply(stream, std::move(*refusal), version, false, false, limits);
+          co_await write_reply(c, std::move(*refusal), version, false, false);
           break;
         }
       }
       bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, version};
-      expires_after(stream, limits.write_timeout);
+      c.deadline.expires_after(limits.write_timeout);
       auto [cec, cn] = co_await bhttp::async_write(stream, cont, use_tuple);
       if (cec) break;
     }
     // A request without a body (a GET) is complete with its head.
     beast::error_code bec;
     if (!parser.is_done()) {
-      expires_after(stream, limits.read_timeout);
+      c.deadline.expires_after(limits.read_timeout);
       auto [rec, rn] = co_await bhttp::async_read(stream, buffer, parser, use_tuple);
       bec = rec;
     }
@@ -244,10 +261,10 @@ asio::awaitable<void> serve(Server::State& state, Stream& stream, const std::str
       if (bec == bhttp::error::body_limit) {
         auto reply = problem(Code::payload_too_large,
                              "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");
-        co_await write_reply(stream, std::move(reply), version, false, false, limits);
-      } else if (bec != beast::error::timeout && !transport_failed(bec) && bec != bhttp::error::partial_message) {
+        co_await write_reply(c, std::move(reply), version, false, false);
+      } else if (!c.deadline.expired() && !transport_failed(bec) && bec != bhttp::error::partial_message) {
         auto reply = problem(Code::invalid_request, "malformed HTTP request: " + bec.message());
-        co_await write_reply(stream, std::move(reply), version, false, false, limits);
+        co_await write_reply(c, std::move(reply), version, false, false);
       }
       break;
     }
@@ -256,18 +273,18 @@ asio::awaitable<void> serve(Server::State& state, Stream& stream, const std::str
     const bool head = message.method() == bhttp::verb::head;
     auto request = to_request(std::move(message), std::move(head_fields), remote);
     const bool client_keep_alive = request.keep_alive;
-    beast::get_lowest_layer(stream).expires_never();  // the handler has its own deadlines
+    c.deadline.expires_never();  // the handler has its own deadlines
     Response reply = co_await state.handler(std::move(request));
     const bool keep_alive = client_keep_alive && !reply.close && !state.stopping;
-    if (!co_await write_reply(stream, std::move(reply), version, keep_alive, head, limits)) break;
+    if (!co_await write_reply(c, std::move(reply), version, keep_alive, head)) break;
     if (!keep_alive) break;
   }
 }
 
-void close(beast::tcp_stream& stream) {
+void close(tcp::socket& socket) {
   beast::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  stream.close();
+  socket.shutdown(tcp::socket::shutdown_send, ignored);
+  socket.close(ignored);
 }
 
 // How long close_notify may take: it is a courtesy to a peer that is done.
@@ -279,27 +296,36 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
   beast::error_code ignored;
   const std::string remote = socket.remote_endpoint(ignored).address().to_string();
   if (!tls) {
-    beast::tcp_stream stream(std::move(socket));
-    co_await serve(*state, stream, remote);
-    close(stream);
+    socket.non_blocking(true, ignored);  // write_reply writes on the spot first
+    Deadline deadline(socket.get_executor(), [&socket] {
+      beast::error_code e;
+      socket.close(e);
+    });
+    co_await serve(*state, Connection<tcp::socket>{socket, deadline, state->limits}, remote);
+    close(socket);
     co_return;
   }
   // `tls` lives as long as this connection, whatever a reload swaps in.
-  beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *tls);
+  beast::ssl_stream<tcp::socket> stream(std::move(socket), *tls);
   auto& lowest = beast::get_lowest_layer(stream);
+  Deadline deadline(lowest.get_executor(), [&lowest] {
+    beast::error_code e;
+    lowest.close(e);
+  });
   // A client that sends no ClientHello, or trickles it, is a slow header.
-  lowest.expires_after(state->limits.header_timeout);
+  deadline.expires_after(state->limits.header_timeout);
   auto [hec] = co_await stream.async_handshake(ssl::stream_base::server, use_tuple);
   if (!hec) {
-    co_await serve(*state, stream, remote);
+    co_await serve(*state, Connection<beast::ssl_stream<tcp::socket>>{stream, deadline, state->limits}, remote);
     // A timeout already closed the socket; otherwise end the TLS session
     // with close_notify, so the client can tell a complete reply from a cut
     // one. A peer that never answers it costs at most the short deadline.
-    if (lowest.socket().is_open()) {
-      lowest.expires_after(std::min(close_notify_timeout, state->limits.write_timeout));
+    if (lowest.is_open()) {
+      deadline.expires_after(std::min(close_notify_timeout, state->limits.write_timeout));
       co_await stream.async_shutdown(use_tuple);
     }
   }
+  deadline.stop();
   close(lowest);
 }
 

@@ -17,7 +17,9 @@ connection::connection(const io_executor& executor, std::shared_ptr<net::ssl::co
     : tls_context_(std::move(tls)),
       transport_(executor, tls_context_.get()),
       resolver_(executor),
-      deadline_(executor) {}
+      // The connection outlives the deadline (a member), which never calls
+      // back once destroyed.
+      deadline_(executor, [this] { on_deadline(); }) {}
 
 void connection::connect(const Endpoint& endpoint, connect_handler done) {
   connecting_ = std::move(done);
@@ -86,20 +88,10 @@ void connection::finish_connect(Failure failure, std::string detail) {
 
 void connection::arm_deadline(std::chrono::milliseconds timeout) {
   timed_out_ = false;
-  auto generation = ++deadline_generation_;
   deadline_.expires_after(timeout);
-  deadline_.async_wait([self = shared_from_this(), generation](error_code ec) {
-    // A cancelled timer, or one re-armed since, may still deliver a stale
-    // success: the generation tells them apart.
-    if (ec || generation != self->deadline_generation_) return;
-    self->on_deadline();
-  });
 }
 
-void connection::disarm_deadline() {
-  ++deadline_generation_;
-  deadline_.cancel();
-}
+void connection::disarm_deadline() { deadline_.expires_never(); }
 
 void connection::on_deadline() {
   timed_out_ = true;

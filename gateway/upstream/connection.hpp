@@ -8,6 +8,8 @@
 #include "upstream/client.hpp"
 #include "upstream/transport.hpp"
 
+#include "deadline.hpp"
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -58,8 +60,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::shared_ptr<net::ssl::context> tls_context_;  // outlives transport_'s SSL stream
   transport transport_;
   resolver_type resolver_;
-  timer_type deadline_;
-  unsigned deadline_generation_ = 0;
+  Deadline deadline_;
   bool timed_out_ = false;
   connect_handler connecting_;  // set while connect() is in progress
   stage stage_ = stage::resolving;

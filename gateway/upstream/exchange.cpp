@@ -6,6 +6,8 @@
 #include "upstream/request_rules.hpp"
 
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
+#include <boost/beast/core/buffer_traits.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -35,14 +37,22 @@ class exchange : public std::enable_shared_from_this<exchange> {
         done_(std::move(done)) {}
 
   void start() {
-    conn_->stream().start_counting();
+    auto& stream = conn_->stream();
+    stream.start_counting();
     conn_->arm_deadline(timeout_);
     // The head is serialized here (request_rules.hpp), not by Beast: the
     // fields are written as they are, with no second copy into a Beast
-    // message; head and body go out in one gathered write.
+    // message; head and body go out in one gathered write. Over plain TCP
+    // it is first written on the spot: a request that fits the socket's
+    // buffer (nearly all) goes straight on to reading the response, with no
+    // completion queued in between.
     const std::array<net::const_buffer, 2> wire{net::buffer(head_bytes_), net::buffer(body_)};
-    net::async_write(conn_->stream(), wire,
-                     [self = shared_from_this()](error_code ec, std::size_t) { self->on_write(ec); });
+    beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(wire);
+    error_code ec;
+    rest.consume(stream.write_now(wire, ec));
+    if (ec && ec != net::error::would_block) return on_write(ec);
+    if (beast::buffer_bytes(rest) == 0) return on_write({});
+    net::async_write(stream, rest, [self = shared_from_this()](error_code ec, std::size_t) { self->on_write(ec); });
   }
 
  private:

@@ -64,6 +64,16 @@ class counting_socket {
     return async_write_some_counted(socket_, buffers, written_, std::forward<Token>(token));
   }
 
+  // What the kernel takes right now, without waiting (counted too):
+  // would_block when the send buffer is full.
+  template <class Buffers>
+  std::size_t write_now(const Buffers& buffers, error_code& ec) {
+    if (!socket_.non_blocking()) socket_.non_blocking(true, ec);
+    const std::size_t n = ec ? 0 : socket_.write_some(buffers, ec);
+    written_ += n;
+    return n;
+  }
+
  private:
   socket_type socket_;
   std::size_t written_ = 0;
@@ -92,6 +102,13 @@ class transport {
   }
   bool any_request_byte_sent() const { return app_written_ > 0 || raw_.written() > raw_mark_; }
   std::size_t raw_bytes_sent() const { return raw_.written() - raw_mark_; }
+
+  // Plain TCP: counting_socket::write_now. Under TLS nothing is written
+  // here (0 bytes, no error): the record layer writes asynchronously.
+  template <class Buffers>
+  std::size_t write_now(const Buffers& buffers, error_code& ec) {
+    return tls_ ? 0 : raw_.write_now(buffers, ec);
+  }
 
   template <class Buffers, class Token>
   auto async_read_some(const Buffers& buffers, Token&& token) {

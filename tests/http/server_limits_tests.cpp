@@ -3,6 +3,7 @@
 // connection cap, the pause after a failed accept (a real EMFILE), and
 // `100 Continue` only for a head the screen lets through.
 #include "http/server.hpp"
+#include "support/eventually.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -24,6 +25,7 @@
 
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
+using gw::test::eventually;
 
 namespace {
 
@@ -86,7 +88,7 @@ struct Harness {
                [this](gw::http::Request r) -> asio::awaitable<gw::http::Response> {
                  ++handled;
                  last_body = r.body;
-                 co_return gw::http::Response{200, {}, "ok", false, std::nullopt};
+                 co_return gw::http::Response{200, {}, reply_body, false, std::nullopt};
                },
                std::move(screen)) {
     port = server.listen("127.0.0.1", 0);
@@ -102,6 +104,7 @@ struct Harness {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{io.get_executor()};
   std::atomic<int> handled{0};
   std::string last_body;
+  std::string reply_body = "ok";  // set before the first request
   gw::http::Server server;
   std::uint16_t port = 0;
   std::thread thread;
@@ -151,6 +154,78 @@ TEST_CASE("header_timeout starts at a request's first byte: an idle keep-alive c
   REQUIRE(c.send(hello));
   CHECK(c.receive_until("ok").find("200 OK") != std::string::npos);
   CHECK(h.handled == 2);
+}
+
+TEST_CASE("idle_timeout: a keep-alive connection is closed once idle that long, and not while requests keep coming") {
+  gw::http::ServerLimits limits;
+  limits.idle_timeout = 400ms;
+  Harness h(limits);
+  Conn c(h.port);
+  // Requests closer together than the idle timeout, over several times its
+  // length: each one moves the deadline on, and the connection stays.
+  const auto started = std::chrono::steady_clock::now();
+  auto last_reply = started;
+  int served = 0;
+  while (std::chrono::steady_clock::now() - started < 1500ms) {
+    REQUIRE(c.send(hello));
+    REQUIRE(c.receive_until("ok").find("200 OK") != std::string::npos);
+    last_reply = std::chrono::steady_clock::now();
+    ++served;
+    auto quiet = c.receive(100ms);
+    REQUIRE(quiet);  // still open
+  }
+  CHECK(h.handled == served);
+  // Then silence: the gateway closes it, with nothing sent, and not before
+  // idle_timeout has passed since the last reply.
+  std::optional<std::string> got = std::string();
+  CHECK(eventually([&] {
+    got = c.receive(100ms);
+    return !got || !got->empty();
+  }));
+  CHECK_FALSE(got.has_value());
+  CHECK(std::chrono::steady_clock::now() - last_reply >= 400ms);
+  CHECK(h.server.open_connections() == 0);
+}
+
+TEST_CASE("read_timeout: a body trickled after its head is cut at read_timeout, and never handled") {
+  gw::http::ServerLimits limits;
+  limits.idle_timeout = 600s;
+  limits.header_timeout = 600s;
+  limits.read_timeout = 500ms;
+  Harness h(limits);
+  Conn c(h.port);
+  REQUIRE(c.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n"));
+  bool cut = false;
+  int sent = 0;
+  for (; sent < 100; ++sent) {
+    if (!c.send("a")) {
+      cut = true;
+      break;
+    }
+    auto got = c.receive(100ms);
+    if (!got) {
+      cut = true;
+      break;
+    }
+    REQUIRE(got->empty());  // no reply to a body that never finished
+  }
+  CHECK(cut);
+  CHECK(sent < 100);
+  CHECK(h.handled == 0);
+}
+
+TEST_CASE("write_timeout: a client that stops reading a large reply is cut at write_timeout") {
+  gw::http::ServerLimits limits;
+  limits.idle_timeout = 600s;
+  limits.write_timeout = 500ms;
+  Harness h(limits);
+  h.reply_body.assign(64 << 20, 'x');  // far more than loopback buffers hold
+  Conn c(h.port);
+  REQUIRE(c.send(hello));
+  REQUIRE(eventually([&] { return h.handled == 1; }));
+  // The reply is stuck in full socket buffers; the server gives up on it
+  // and closes the connection, which the client never read from.
+  CHECK(eventually([&] { return h.server.open_connections() == 0; }));
 }
 
 TEST_CASE("connection cap: past max_connections a new connection waits, and is served once one closes") {
