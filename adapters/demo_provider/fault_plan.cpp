@@ -10,7 +10,7 @@
 namespace demo_provider {
 namespace {
 
-constexpr std::array<std::pair<fault_mode, std::string_view>, 8> mode_names{{
+constexpr std::array<std::pair<fault_mode, std::string_view>, 9> mode_names{{
     {fault_mode::none, "none"},
     {fault_mode::delay, "delay"},
     {fault_mode::drop_after_execute, "drop_after_execute"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<fault_mode, std::string_view>, 8> mode_names{{
     {fault_mode::refuse, "refuse"},
     {fault_mode::hold, "hold"},
     {fault_mode::reply_status, "reply_status"},
+    {fault_mode::close_after_reply, "close_after_reply"},
 }};
 
 // A day is far beyond any test, and keeps the millisecond arithmetic of
@@ -62,7 +63,7 @@ std::optional<std::string> fault_plan::set(const nlohmann::json& request) {
   const auto mode = mode_from(mode_it->get_ref<const std::string&>());
   if (!mode)
     return "mode must be one of none, delay, drop_after_execute, late_reply, error_5xx, refuse, hold, "
-           "reply_status";
+           "reply_status, close_after_reply";
 
   bool bad = false;
   const auto delay_ms = integer_field(request, "delay_ms", 0, max_delay_ms, 0, bad);

@@ -21,7 +21,19 @@ namespace demo_provider {
 //   refuse              closes the business listener (no request gets in)
 //   hold                waits until POST /__test/release, then executes and answers
 //   reply_status        answers `status` (and Retry-After: `retry_after`) without executing
-enum class fault_mode { none, delay, drop_after_execute, late_reply, error_5xx, refuse, hold, reply_status };
+//   close_after_reply   executes and answers as usual (keep-alive), then closes the
+//                       connection: the next request a client sends on it meets a closed socket
+enum class fault_mode {
+  none,
+  delay,
+  drop_after_execute,
+  late_reply,
+  error_5xx,
+  refuse,
+  hold,
+  reply_status,
+  close_after_reply
+};
 
 struct fault {
   fault_mode mode = fault_mode::none;

@@ -412,6 +412,7 @@ class provider_server {
       const bool keep_alive = request.keep_alive() && !core_.faults().refusing();
       const bool head = request.method() == http::verb::head;
       if (!co_await write_reply(stream, reply, request.version(), keep_alive, head) || !keep_alive) break;
+      if (injected.mode == fault_mode::close_after_reply) break;  // kept-alive, as far as the client knows
     }
     close_now(tcp);
   }

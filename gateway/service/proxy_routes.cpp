@@ -136,6 +136,9 @@ App::Reply App::proxy(Call& call) {
   if (rule == MethodRule::unfenced) {
     upstream.headers = to_upstream(upstream_headers(rq.headers, config, *credential, context, std::nullopt));
     upstream.body = std::move(call.request.body);
+    // A read the caller asked for is safe to send again; an unfenced method
+    // that is not one (configured) is not.
+    upstream.resend_if_stale = rq.method == "GET" || rq.method == "HEAD";
     auto result = co_await forward(call, provider, std::move(upstream));
     co_return passthrough(std::move(result), config, rq.method == "HEAD");
   }

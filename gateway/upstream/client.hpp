@@ -52,6 +52,13 @@ struct Request {
   std::string target;
   std::vector<Header> headers;  // written in order; Host is added when absent
   std::string body;             // Content-Length is always computed from this
+  // Only for a GET or HEAD the caller may have sent twice (an unprotected
+  // read): it goes out on a kept-alive connection without the check that the
+  // provider has not closed it, and if that connection fails before any byte
+  // of a response (the keep-alive race, not a timeout), it is sent once more
+  // on a new connection, as RFC 9110 section 9.2.2 allows for idempotent
+  // requests. Never set for a protected request.
+  bool resend_if_stale = false;
 };
 
 struct Response {
@@ -95,7 +102,8 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   // Thread-safe. done() runs on an io_context thread, exactly once, never
-  // inside send(). A sent request is never resent by the client.
+  // inside send(). A sent request is never resent by the client, except as
+  // Request::resend_if_stale allows.
   void send(const Endpoint& endpoint, Request request, std::function<void(Result)> done);
   // The same, with the exchange on `on` (a connection opened on it, and
   // done() called there): the gateway passes the io_context of the thread

@@ -14,7 +14,8 @@
 namespace gw::upstream::detail {
 
 connection::connection(const io_executor& executor, std::shared_ptr<net::ssl::context> tls)
-    : tls_context_(std::move(tls)),
+    : executor_(executor),
+      tls_context_(std::move(tls)),
       transport_(executor, tls_context_.get()),
       resolver_(executor),
       // The connection outlives the deadline (a member), which never calls
@@ -117,6 +118,10 @@ bool connection::peer_closed() {
   // EAGAIN is the only answer of a live, quiet connection; EOF (0), a byte,
   // or a reset all mean "do not reuse".
   return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+}
+
+std::shared_ptr<connection> connection::fresh() const {
+  return std::make_shared<connection>(executor_, tls_context_);
 }
 
 void connection::close() {

@@ -46,6 +46,8 @@ class connection : public std::enable_shared_from_this<connection> {
 
   bool is_open() { return transport_.socket().is_open(); }
   void close();
+  // A new, unopened connection on the same io_context with the same TLS settings.
+  std::shared_ptr<connection> fresh() const;
   transport& stream() { return transport_; }
 
  private:
@@ -57,6 +59,7 @@ class connection : public std::enable_shared_from_this<connection> {
   void on_handshake(error_code ec);
   void finish_connect(Failure failure, std::string detail);
 
+  io_executor executor_;
   std::shared_ptr<net::ssl::context> tls_context_;  // outlives transport_'s SSL stream
   transport transport_;
   resolver_type resolver_;

@@ -26,8 +26,11 @@ constexpr std::uint32_t header_limit = 64 * 1024;
 
 class exchange : public std::enable_shared_from_this<exchange> {
  public:
-  exchange(std::shared_ptr<connection> conn, Request request, const Endpoint& endpoint, exchange_handler done)
+  exchange(std::shared_ptr<connection> conn, Request request, const Endpoint& endpoint, bool reused,
+           exchange_handler done)
       : conn_(std::move(conn)),
+        endpoint_(&endpoint),
+        may_resend_(reused && request.resend_if_stale),
         head_(request.method == "HEAD"),
         body_limit_(endpoint.max_response_body),
         timeout_(endpoint.request_timeout),
@@ -50,7 +53,10 @@ class exchange : public std::enable_shared_from_this<exchange> {
     beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(wire);
     error_code ec;
     rest.consume(stream.write_now(wire, ec));
-    if (ec && ec != net::error::would_block) return on_write(ec);
+    if (ec && ec != net::error::would_block) {
+      // Through the queue: the caller is never answered from inside start().
+      return net::post(stream.get_executor(), [self = shared_from_this(), ec] { self->on_write(ec); });
+    }
     if (beast::buffer_bytes(rest) == 0) return on_write({});
     net::async_write(stream, rest, [self = shared_from_this()](error_code ec, std::size_t) { self->on_write(ec); });
   }
@@ -58,6 +64,7 @@ class exchange : public std::enable_shared_from_this<exchange> {
  private:
   void on_write(error_code ec) {
     if (ec) {
+      if (resend()) return;
       // The counters, not the error, say whether the provider may have
       // seen the request: the kernel may have taken part of it before the
       // reset or the deadline.
@@ -89,13 +96,17 @@ class exchange : public std::enable_shared_from_this<exchange> {
     if (ec == http::error::header_limit)
       return fail(Failure::response_too_large, true, "response header over 64 KiB");
     if (ec) {
+      if (!responded_ && !parser_->got_some() && buffer_.size() == 0 && resend()) return;
       std::string cause = conn_->timed_out() ? "no complete response within request_timeout" : ec.message();
       return fail(Failure::failed_after_send, true, "request sent, then: " + cause);
     }
 
     auto& reply = parser_->get();
     const unsigned status = reply.result_int();
-    if (status >= 100 && status < 200 && status != 101) return read_response();  // interim, e.g. 100 Continue
+    if (status >= 100 && status < 200 && status != 101) {  // interim, e.g. 100 Continue
+      responded_ = true;
+      return read_response();
+    }
 
     conn_->disarm_deadline();
     // Reuse needs a complete response that ends by framing (not by EOF),
@@ -116,7 +127,24 @@ class exchange : public std::enable_shared_from_this<exchange> {
     result.response = std::move(response);
     result.request_bytes_sent = true;
     auto done = std::move(done_);
-    done(std::move(result), reusable);
+    done(std::move(result), reusable ? conn_ : nullptr);
+  }
+
+  // Request::resend_if_stale, on a reused connection that failed before any
+  // byte of a response and not by the deadline: sent once more, the same
+  // bytes, on a new connection. False when it may not be.
+  bool resend() {
+    if (!may_resend_ || conn_->timed_out()) return false;
+    may_resend_ = false;
+    sent_before_ = conn_->stream().any_request_byte_sent();
+    conn_->disarm_deadline();
+    conn_->close();
+    conn_ = conn_->fresh();
+    conn_->connect(*endpoint_, [self = shared_from_this()](Failure failure, std::string detail) {
+      if (failure != Failure::none) return self->fail(failure, false, "after a kept-alive connection failed: " + detail);
+      self->start();
+    });
+    return true;
   }
 
   void fail(Failure failure, bool sent, std::string detail) {
@@ -124,13 +152,17 @@ class exchange : public std::enable_shared_from_this<exchange> {
     conn_->close();
     Result result;
     result.failure = failure;
-    result.request_bytes_sent = sent;
+    result.request_bytes_sent = sent || sent_before_;
     result.detail = std::move(detail);
     auto done = std::move(done_);
-    done(std::move(result), false);
+    done(std::move(result), nullptr);
   }
 
   std::shared_ptr<connection> conn_;
+  const Endpoint* endpoint_;
+  bool may_resend_;           // Request::resend_if_stale on a reused connection, not yet spent
+  bool sent_before_ = false;  // a byte of the request left on the connection given up for a resend
+  bool responded_ = false;    // an interim (1xx) response came
   bool head_;
   std::size_t body_limit_;
   std::chrono::milliseconds timeout_;
@@ -144,9 +176,9 @@ class exchange : public std::enable_shared_from_this<exchange> {
 
 }  // namespace
 
-void run_exchange(std::shared_ptr<connection> conn, Request request, const Endpoint& endpoint,
+void run_exchange(std::shared_ptr<connection> conn, Request request, const Endpoint& endpoint, bool reused,
                   exchange_handler done) {
-  std::make_shared<exchange>(std::move(conn), std::move(request), endpoint, std::move(done))->start();
+  std::make_shared<exchange>(std::move(conn), std::move(request), endpoint, reused, std::move(done))->start();
 }
 
 }  // namespace gw::upstream::detail

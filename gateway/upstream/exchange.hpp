@@ -11,15 +11,18 @@ namespace gw::upstream::detail {
 
 class connection;
 
-// `reusable` is true only after a complete response with keep-alive
-// semantics on both sides and nothing unread behind it.
-using exchange_handler = std::function<void(Result result, bool reusable)>;
+// `reusable` is the connection the exchange ended on (the one it was given,
+// or the new one a resend opened), set only after a complete response with
+// keep-alive semantics on both sides and nothing unread behind it.
+using exchange_handler = std::function<void(Result result, std::shared_ptr<connection> reusable)>;
 
 // Runs under endpoint.request_timeout (write + read) and completes on the
 // connection's io_context, never inline. `request` must have passed
-// request_problem(). On any failure the connection is closed; a request that
-// reached the socket is never written a second time.
-void run_exchange(std::shared_ptr<connection> conn, Request request, const Endpoint& endpoint,
+// request_problem(); `endpoint` must outlive the exchange. On any failure the
+// connection is closed; a request that reached the socket is never written a
+// second time, except once on a new connection as Request::resend_if_stale
+// allows when `reused` says the connection had served an exchange before.
+void run_exchange(std::shared_ptr<connection> conn, Request request, const Endpoint& endpoint, bool reused,
                   exchange_handler done);
 
 }  // namespace gw::upstream::detail

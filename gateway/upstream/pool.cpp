@@ -134,18 +134,20 @@ void pool::on_queue_deadline(const std::shared_ptr<call>& c) {
 }
 
 void pool::start(const std::shared_ptr<call>& c) {
-  if (auto conn = take_idle(*c->on)) return run(c, std::move(conn));
+  // A request that may be resent (Request::resend_if_stale) skips the
+  // check for a connection the provider closed: the resend covers it.
+  if (auto conn = take_idle(*c->on, !c->request.resend_if_stale)) return run(c, std::move(conn), true);
   auto conn = std::make_shared<connection>(c->on->get_executor(), tls_context_);
   conn->connect(c->endpoint, [self = shared_from_this(), c, conn](Failure failure, std::string detail) {
     if (failure != Failure::none) return self->finish(c, unsent(failure, std::move(detail)), nullptr);
-    self->run(c, conn);
+    self->run(c, conn, false);
   });
 }
 
-void pool::run(const std::shared_ptr<call>& c, std::shared_ptr<connection> conn) {
-  run_exchange(conn, std::move(c->request), c->endpoint,
-               [self = shared_from_this(), c, conn](Result result, bool reusable) {
-                 self->finish(c, std::move(result), reusable ? conn : nullptr);
+void pool::run(const std::shared_ptr<call>& c, std::shared_ptr<connection> conn, bool reused) {
+  run_exchange(std::move(conn), std::move(c->request), c->endpoint, reused,
+               [self = shared_from_this(), c](Result result, std::shared_ptr<connection> reusable) {
+                 self->finish(c, std::move(result), std::move(reusable));
                });
 }
 
@@ -203,7 +205,7 @@ std::deque<pool::idle_connection>& pool::idle_locked(net::io_context& io) {
   return idle_.back().entries;
 }
 
-std::shared_ptr<connection> pool::take_idle(net::io_context& io) {
+std::shared_ptr<connection> pool::take_idle(net::io_context& io, bool check_peer) {
   // Newest first: it is the least likely to have been closed by the peer.
   // The check for a peer's close is a system call, so it is made outside
   // the lock, on a connection nobody else can take any more.
@@ -220,7 +222,7 @@ std::shared_ptr<connection> pool::take_idle(net::io_context& io) {
     }
     // Retiring well before the provider's keep-alive timeout makes the race
     // "peer closes just as we write" (an unknown outcome) rare.
-    if (std::chrono::steady_clock::now() - entry->since >= retire || entry->conn->peer_closed()) {
+    if (std::chrono::steady_clock::now() - entry->since >= retire || (check_peer && entry->conn->peer_closed())) {
       entry->conn->close();
       continue;
     }

@@ -80,7 +80,7 @@ class pool : public std::enable_shared_from_this<pool> {
   bool take_limits_locked(const Endpoint& endpoint);
   // Holding a slot: reuse an idle connection of c's io_context or open one.
   void start(const std::shared_ptr<call>& c);
-  void run(const std::shared_ptr<call>& c, std::shared_ptr<connection> conn);
+  void run(const std::shared_ptr<call>& c, std::shared_ptr<connection> conn, bool reused);
   void finish(const std::shared_ptr<call>& c, Result result, std::shared_ptr<connection> reusable);
   void on_queue_deadline(const std::shared_ptr<call>& c);
   static void complete(call& c, Result result);
@@ -88,7 +88,7 @@ class pool : public std::enable_shared_from_this<pool> {
   // started on their own io_contexts once the lock is released.
   std::vector<std::shared_ptr<call>> take_waiters_locked();
   void start_elsewhere(std::vector<std::shared_ptr<call>> calls);
-  std::shared_ptr<connection> take_idle(net::io_context& io);
+  std::shared_ptr<connection> take_idle(net::io_context& io, bool check_peer);
   std::deque<idle_connection>& idle_locked(net::io_context& io);
   void schedule_sweep();  // on home_
   void sweep();

@@ -75,7 +75,8 @@ TEST_CASE("fault plan: bad bodies are refused with the reason, and the plan is u
       {R"({})", "mode must be a string"},
       {R"({"mode":7})", "mode must be a string"},
       {R"({"mode":"explode"})",
-       "mode must be one of none, delay, drop_after_execute, late_reply, error_5xx, refuse, hold, reply_status"},
+       "mode must be one of none, delay, drop_after_execute, late_reply, error_5xx, refuse, hold, reply_status, "
+       "close_after_reply"},
       {R"({"mode":"delay","delay_ms":-1})", "delay_ms must be an integer from 0 to 86400000"},
       {R"({"mode":"delay","delay_ms":86400001})", "delay_ms must be an integer from 0 to 86400000"},
       {R"({"mode":"delay","delay_ms":1.5})", "delay_ms must be an integer from 0 to 86400000"},

@@ -226,3 +226,45 @@ TEST_CASE("a chunked body's trailer fields never reach the provider: a method ov
   }
   CHECK(HttpClient(b.rig.gateway.port()).get(path, agent_a).status == 200);  // bk_1 still there
 }
+
+TEST_CASE("unprotected reads survive a provider that closes kept-alive connections: answered, and each reaches it once") {
+  Booked b;
+  auto& provider = b.rig.provider;
+  const std::string path = task_path("tenant-a", "task-a", "providers/booking/bookings/bk_1");
+  // Every reply is followed by a close the gateway only learns of when it
+  // next uses the connection: a read is sent again on a new one (it never
+  // reached the provider), not failed and not answered 502.
+  provider.set_fault("close_after_reply");
+  for (int i = 0; i < 6; ++i) {
+    CAPTURE(i);
+    CHECK(b.c.get(path, agent_a).status == 200);
+  }
+  const auto requests = provider.requests();
+  int reads = 0;
+  for (const auto& r : requests) reads += r["method"] == "GET";
+  CHECK(reads == 6);
+  CHECK(b.operations() == "1");
+  CHECK(provider.effect_count() == 1);
+}
+
+TEST_CASE("an unprotected read the provider dropped unanswered on a kept-alive connection is sent once more, a protected write never") {
+  Booked b;
+  auto& provider = b.rig.provider;
+  const std::string path = task_path("tenant-a", "task-a", "providers/booking/bookings/bk_1");
+  REQUIRE(b.c.get(path, agent_a).status == 200);  // the gateway now keeps a connection to the provider
+  const auto before = provider.requests().size();
+  provider.set_fault("drop_after_execute", 0, 1);
+  auto read = b.c.get(path, agent_a);
+  CHECK(read.status == 200);
+  CHECK(provider.requests().size() == before + 2);  // the dropped GET, then the same GET on a new connection
+
+  provider.set_fault("drop_after_execute", 0, 1);
+  Write w;
+  w.grant = b.grant;
+  w.key = "second";
+  w.expected_version = 1;
+  w.body = booking_body("slot-2");
+  CHECK(send(b.c, w).code() == "unknown_outcome");  // held, not resent
+  CHECK(provider.requests().size() == before + 3);
+  CHECK(provider.effect_count() == 2);
+}

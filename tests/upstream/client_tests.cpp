@@ -245,6 +245,88 @@ TEST_CASE("an idle pooled connection the provider closed is detected and replace
   CHECK(server.connections() == 2);
 }
 
+Request resendable_get() {
+  Request r = get();
+  r.resend_if_stale = true;
+  return r;
+}
+
+TEST_CASE("resend_if_stale: a kept-alive connection the provider closed is written without a peek, then resent once on a new one") {
+  std::promise<void> first_done;
+  std::shared_future<void> go = first_done.get_future().share();
+  std::atomic<int> requests{0};
+  enum class how { fin_while_idle, rst_while_idle, fin_after_reading } way = how::fin_while_idle;
+  SUBCASE("FIN while idle") { way = how::fin_while_idle; }
+  SUBCASE("RST while idle") { way = how::rst_while_idle; }
+  SUBCASE("the request read, then FIN with no answer") { way = how::fin_after_reading; }
+  test_server server([&](session& s) {
+    if (s.index() > 0) return answer_all(reply(200, "again"))(s);
+    if (!s.read_request()) return;
+    ++requests;
+    s.write(reply(200, "ok"));
+    if (way == how::fin_after_reading) {
+      if (s.read_request()) ++requests;  // the second request reached the provider
+      return s.close();
+    }
+    go.wait();  // close only once the client has read the reply
+    way == how::rst_while_idle ? s.reset() : s.close();
+  });
+  harness h;
+  auto e = local(server);
+  check_success(h.send(e, resendable_get()), 200);
+  first_done.set_value();
+  if (way != how::fin_after_reading) {
+    eventually([&] { return server.finished_scripts() == 1; });
+    std::this_thread::sleep_for(50ms);  // let the FIN/RST cross loopback
+  }
+  auto r = h.send(e, resendable_get());
+  check_success(r, 200);
+  CHECK(r.response->body == "again");
+  CHECK(server.connections() == 2);
+  if (way == how::fin_after_reading) CHECK(requests == 2);
+}
+
+TEST_CASE("resend_if_stale: never after a byte of the response, on a new connection, after the deadline, or twice") {
+  std::string what;
+  SUBCASE("part of a response came") { what = "partial"; }
+  SUBCASE("the connection was new") { what = "fresh"; }
+  SUBCASE("request_timeout passed") { what = "timeout"; }
+  SUBCASE("the new connection fails too") { what = "twice"; }
+  test_server server([&](session& s) {
+    if (what == "fresh") {
+      if (s.read_request()) s.close();
+      return;
+    }
+    if (s.index() == 0) {
+      if (!s.read_request()) return;
+      s.write(reply(200, "ok"));
+    }
+    if (!s.read_request()) return;
+    if (what == "partial") s.write("HTTP/1.1 200 OK\r\nContent-Le");
+    if (what == "timeout") return s.wait_for_eof();  // never answers; the client's deadline closes
+    s.close();
+  });
+  harness h;
+  auto e = local(server);
+  if (what != "fresh") check_success(h.send(e, resendable_get()), 200);
+  if (what == "timeout") e.request_timeout = 300ms;
+  check_failure(h.send(e, resendable_get()), Failure::failed_after_send, true);
+  CHECK(server.connections() == (what == "twice" ? 2 : 1));
+}
+
+TEST_CASE("without resend_if_stale a request read and left unanswered on a kept-alive connection is not resent") {
+  test_server server([](session& s) {
+    if (!s.read_request()) return;
+    s.write(reply(200, "ok"));
+    if (s.read_request()) s.close();
+  });
+  harness h;
+  auto e = local(server);
+  check_success(h.send(e, get()), 200);
+  check_failure(h.send(e, get()), Failure::failed_after_send, true);
+  CHECK(server.connections() == 1);
+}
+
 TEST_CASE("an idle connection older than idle_retire is not reused") {
   test_server server(answer_all(reply(200, "ok")));
   harness h;
