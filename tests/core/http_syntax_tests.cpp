@@ -41,4 +41,15 @@ TEST_CASE("is_field_value: HTAB, visible ASCII and obs-text, never a control") {
   CHECK_FALSE(is_field_value("a\x01"));
 }
 
+TEST_CASE("is_field_value: every byte, alone and after a valid prefix") {
+  for (int c = 0; c < 256; ++c) {
+    const auto u = static_cast<unsigned char>(c);
+    const bool expected = u == '\t' || (u >= 0x20 && u != 0x7f);
+    const std::string alone(1, static_cast<char>(c)), late = "value " + alone + " tail";
+    CAPTURE(c);
+    CHECK(is_field_value(alone) == expected);
+    CHECK(is_field_value(late) == expected);
+  }
+}
+
 }  // namespace gw

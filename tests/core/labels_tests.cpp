@@ -67,3 +67,15 @@ TEST_CASE("ascii_iequals: ASCII letters match in any case, nothing else does") {
   CHECK_FALSE(ascii_iequals("\xc3\xa9", "\xc3\x89"));  // é and É: bytes, not letters
   CHECK_FALSE(ascii_iequals("@", "`"));                // 0x40 and 0x60 differ by the case bit only
 }
+
+TEST_CASE("ascii_iequals: every pair of bytes, against folding A-Z alone") {
+  const auto fold = [](unsigned char c) { return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + 32) : c; };
+  int mismatches = 0;
+  for (int x = 0; x < 256; ++x)
+    for (int y = 0; y < 256; ++y) {
+      const char a[] = {'k', static_cast<char>(x)}, b[] = {'K', static_cast<char>(y)};
+      const bool expected = fold(static_cast<unsigned char>(x)) == fold(static_cast<unsigned char>(y));
+      mismatches += ascii_iequals({a, 2}, {b, 2}) != expected;
+    }
+  CHECK(mismatches == 0);
+}
