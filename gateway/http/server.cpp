@@ -325,7 +325,6 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
       co_await stream.async_shutdown(use_tuple);
     }
   }
-  deadline.stop();
   close(lowest);
 }
 

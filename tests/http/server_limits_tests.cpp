@@ -61,6 +61,19 @@ class Conn {
     if (n <= 0) return std::nullopt;
     return std::string(buf, static_cast<std::size_t>(n));
   }
+  // Sends `bytes` one at a time, 100 ms apart, until the peer cuts the
+  // connection; fails if anything is answered meanwhile. Returns how many
+  // bytes went out before the cut (bytes.size() when it never came).
+  std::size_t trickle(const std::string& bytes) {
+    std::size_t sent = 0;
+    for (; sent < bytes.size(); ++sent) {
+      if (!send(bytes.substr(sent, 1))) break;
+      auto got = receive(100ms);
+      if (!got) break;
+      REQUIRE(got->empty());  // no reply to a message that never finished
+    }
+    return sent;
+  }
   // Reads until `needle` arrived or the peer closed; throws after `limit`
   // (a guard against a hang, not a measurement).
   std::string receive_until(const std::string& needle, std::chrono::seconds limit = 20s) {
@@ -120,22 +133,7 @@ TEST_CASE("slowloris: a header trickled byte by byte is cut at header_timeout, w
   Conn c(h.port);
   // One byte every 100 ms: each read is fresh, so only a whole-header deadline ends it.
   const std::string head = "GET /x HTTP/1.1\r\nHost: t\r\nX-Slow: " + std::string(400, 'a') + "\r\n\r\n";
-  bool cut = false;
-  std::size_t sent = 0;
-  for (; sent < head.size(); ++sent) {
-    if (!c.send(head.substr(sent, 1))) {
-      cut = true;
-      break;
-    }
-    auto got = c.receive(100ms);
-    if (!got) {
-      cut = true;
-      break;
-    }
-    REQUIRE(got->empty());  // no reply to a header that never finished
-  }
-  CHECK(cut);
-  CHECK(sent < head.size());
+  CHECK(c.trickle(head) < head.size());
   CHECK(h.handled == 0);
 }
 
@@ -196,22 +194,7 @@ TEST_CASE("read_timeout: a body trickled after its head is cut at read_timeout, 
   Harness h(limits);
   Conn c(h.port);
   REQUIRE(c.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n"));
-  bool cut = false;
-  int sent = 0;
-  for (; sent < 100; ++sent) {
-    if (!c.send("a")) {
-      cut = true;
-      break;
-    }
-    auto got = c.receive(100ms);
-    if (!got) {
-      cut = true;
-      break;
-    }
-    REQUIRE(got->empty());  // no reply to a body that never finished
-  }
-  CHECK(cut);
-  CHECK(sent < 100);
+  CHECK(c.trickle(std::string(100, 'a')) < 100);
   CHECK(h.handled == 0);
 }
 
