@@ -17,7 +17,11 @@
 //   passthrough  an unprotected GET through the gateway with the agent token only (no grant):
 //                GET /v1/tenants/T/tasks/X/providers/booking/bookings/<id>
 //   get          one fixed GET against any server: --url http://host:port/path [--bearer T]
-//                (nginx in front of the provider, or the provider itself)
+//                (nginx in front of the provider, or the provider itself). With --alternate
+//                NAME,URL[,BEARER] given twice or more, the same agents load each server in
+//                turn, in --rounds short rounds each, and every server's figures are kept apart:
+//                a comparison in which the machine's drift (other tenants, CPU frequency) lands on
+//                every side alike instead of on whichever ran last.
 //   idle         opens N keep-alive connections (one GET each, so the server has accepted and
 //                served them), prints "idle: N connections open", holds them until SIGTERM/SIGINT
 //                or --duration, then checks how many still answer. For "memory per idle
@@ -28,8 +32,12 @@
 // page, which is what PostgreSQL's predicate locks cover). --names random: 16 random hex digits
 // first, as UUIDs would spread them.
 //
-// Every reply is counted by HTTP status and Gateway-Status; every I/O error by its message. A
-// summary goes to stdout and, with --json FILE, one JSON object for bench/run.sh.
+// A reply is counted when it completes inside the measured window (after --warmup, before
+// --duration has passed), as wrk counts; agents start no request after the window and the ones
+// in flight are drained uncounted. Every reply is counted by HTTP status and Gateway-Status;
+// every I/O error by its message. --watch NAME=PID adds the CPU ticks of that process and its
+// children, and the machine's, within the window. A summary goes to stdout and, with --json
+// FILE, one JSON object for bench/run.sh.
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
@@ -48,6 +56,7 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -60,9 +69,11 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -83,6 +94,26 @@ constexpr auto no_throw = asio::as_tuple(use_awaitable);
 
 enum class Mode { claim, protected_write, direct, passthrough, get, idle };
 enum class Names { sequential, random };
+
+// http://host:port/path
+struct Address {
+  std::string host;
+  std::string port;
+  std::string target;
+};
+
+// One server of an --alternate comparison.
+struct Side {
+  std::string name;
+  Address address;
+  std::string bearer;
+};
+
+// A process whose CPU is sampled at the edges of every measured window.
+struct Watch {
+  std::string name;
+  int pid = 0;
+};
 
 struct Options {
   Mode mode = Mode::protected_write;
@@ -106,6 +137,10 @@ struct Options {
   std::chrono::milliseconds timeout{10000};
   std::int64_t lease_ms = 3'600'000;
   std::string json_path;
+  std::vector<Side> sides;  // get mode: --alternate, two or more
+  unsigned rounds = 3;      // with --alternate: measured rounds per side
+  double settle_s = 0.2;    // with --alternate: uncounted seconds at the start of every later round
+  std::vector<Watch> watch;
 };
 
 const char* usage_text =
@@ -128,7 +163,14 @@ const char* usage_text =
     "  --booking-id ID      passthrough: GET .../bookings/ID (bk_1)\n"
     "  --run-id ID          part of every task name and key (default: from the clock)\n"
     "  --timeout-ms MS      deadline of each request (10000)\n"
-    "  --json FILE          also write the figures as one JSON object\n";
+    "  --json FILE          also write the figures as one JSON object\n"
+    "  --alternate NAME,URL[,BEARER]   get: one server of a comparison (twice or more): each\n"
+    "                       is loaded in turn by the same agents, the measured seconds split in\n"
+    "                       --rounds rounds per server, and reported per server\n"
+    "  --rounds N           with --alternate: rounds per server (3)\n"
+    "  --settle S           with --alternate: uncounted seconds that open every round after the\n"
+    "                       first; the first opens with --warmup (0.2)\n"
+    "  --watch NAME=PID     CPU ticks of PID and its children within the measured windows\n";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::cerr << "gateway-load: " << message << "\n" << usage_text;
@@ -145,22 +187,43 @@ Number parse_number(const std::string& name, const std::string& text) {
 }
 
 // http://host:port/path only: the benchmarks talk plain HTTP on loopback.
-void parse_url(Options& o, const std::string& url) {
+Address parse_url(const std::string& url) {
   constexpr std::string_view scheme = "http://";
-  if (!url.starts_with(scheme)) usage_error("--url must start with http://");
+  if (!url.starts_with(scheme)) usage_error("a URL must start with http://, not '" + url + "'");
+  Address a;
   const std::string rest = url.substr(scheme.size());
   const auto slash = rest.find('/');
   const std::string authority = rest.substr(0, slash);
-  o.target = slash == std::string::npos ? "/" : rest.substr(slash);
+  a.target = slash == std::string::npos ? "/" : rest.substr(slash);
   const auto colon = authority.rfind(':');
   if (colon == std::string::npos) {
-    o.host = authority;
-    o.port = "80";
+    a.host = authority;
+    a.port = "80";
   } else {
-    o.host = authority.substr(0, colon);
-    o.port = std::to_string(parse_number<unsigned>("--url port", authority.substr(colon + 1)));
+    a.host = authority.substr(0, colon);
+    a.port = std::to_string(parse_number<unsigned>("the URL's port", authority.substr(colon + 1)));
   }
-  if (o.host.empty()) usage_error("--url has no host");
+  if (a.host.empty()) usage_error("'" + url + "' has no host");
+  return a;
+}
+
+// NAME,URL[,BEARER]
+Side parse_side(const std::string& value) {
+  const auto first = value.find(',');
+  if (first == 0 || first == std::string::npos) usage_error("--alternate needs NAME,URL[,BEARER], not '" + value + "'");
+  const auto second = value.find(',', first + 1);
+  Side side;
+  side.name = value.substr(0, first);
+  side.address = parse_url(value.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1));
+  if (second != std::string::npos) side.bearer = value.substr(second + 1);
+  return side;
+}
+
+// NAME=PID
+Watch parse_watch(const std::string& value) {
+  const auto eq = value.find('=');
+  if (eq == 0 || eq == std::string::npos) usage_error("--watch needs NAME=PID, not '" + value + "'");
+  return {value.substr(0, eq), parse_number<int>("--watch's PID", value.substr(eq + 1))};
 }
 
 Options parse_options(int argc, char** argv) {
@@ -190,7 +253,12 @@ Options parse_options(int argc, char** argv) {
       else usage_error("--names must be sequential or random");
     } else if (name == "--host") o.host = value;
     else if (name == "--port") o.port = std::to_string(parse_number<unsigned>(name, value));
-    else if (name == "--url") parse_url(o, value);
+    else if (name == "--url") {
+      const Address a = parse_url(value);
+      o.host = a.host;
+      o.port = a.port;
+      o.target = a.target;
+    }
     else if (name == "--target") o.target = value;
     else if (name == "--bearer") o.bearer = value;
     else if (name == "--clients") o.clients = parse_number<unsigned>(name, value);
@@ -206,9 +274,21 @@ Options parse_options(int argc, char** argv) {
     else if (name == "--run-id") o.run_id = value;
     else if (name == "--timeout-ms") o.timeout = std::chrono::milliseconds(parse_number<unsigned>(name, value));
     else if (name == "--json") o.json_path = value;
+    else if (name == "--alternate") o.sides.push_back(parse_side(value));
+    else if (name == "--rounds") o.rounds = parse_number<unsigned>(name, value);
+    else if (name == "--settle") o.settle_s = value == "0" ? 0 : parse_number<double>(name, value);
+    else if (name == "--watch") o.watch.push_back(parse_watch(value));
     else usage_error("unknown option " + name);
   }
   if (!have_mode) usage_error("--mode is required");
+  if (!o.sides.empty()) {
+    if (o.mode != Mode::get) usage_error("--alternate needs --mode get");
+    if (o.sides.size() < 2) usage_error("--alternate needs two servers or more");
+    for (std::size_t i = 0; i < o.sides.size(); ++i)
+      for (std::size_t k = 0; k < i; ++k)
+        if (o.sides[i].name == o.sides[k].name) usage_error("--alternate names must differ: " + o.sides[i].name);
+    o.port = o.sides[0].address.port;  // each side has its own; this one only passes the check below
+  }
   if (o.port.empty()) usage_error("--port (or --url) is required");
   if (o.target.empty()) o.target = o.mode == Mode::idle ? "/healthz" : "/";
   o.threads = std::min(o.threads, o.clients);
@@ -326,8 +406,8 @@ class Agent {
   Agent(Worker& worker, unsigned index);
 
   awaitable<void> setup();
-  // Load until `deadline`; requests begun before `counted_from` (the warm-up) are not counted.
-  awaitable<void> run(steady::time_point counted_from, steady::time_point deadline);
+  // Load until `until`, counting the replies that complete in [from, until).
+  awaitable<void> run(steady::time_point from, steady::time_point until);
   awaitable<bool> open_idle();       // idle mode: connect and one GET
   awaitable<bool> still_answers();   // idle mode: one more GET on the held connection
 
@@ -655,10 +735,10 @@ awaitable<void> Agent::recover() {
   // Still no task: the next protected request fails (stale or unknown grant) and comes back here.
 }
 
-awaitable<void> Agent::run(steady::time_point counted_from, steady::time_point deadline) {
+awaitable<void> Agent::run(steady::time_point from, steady::time_point until) {
   Stats& stats = worker_.stats;
   auto& latencies = stats.ok_latency_us;
-  while (steady::now() < deadline) {
+  while (steady::now() < until) {
     switch (options_.mode) {
       case Mode::claim: {
         build_claim(fresh_task(shared_, ++shared_.next_claim, random_hex()));
@@ -672,8 +752,9 @@ awaitable<void> Agent::run(steady::time_point counted_from, steady::time_point d
     }
     const auto begun = steady::now();
     const beast::error_code ec = co_await exchange();
-    const auto took = std::chrono::duration_cast<std::chrono::microseconds>(steady::now() - begun).count();
-    const bool counted = begun >= counted_from;
+    const auto done = steady::now();
+    const auto took = std::chrono::duration_cast<std::chrono::microseconds>(done - begun).count();
+    const bool counted = done >= from && done < until;
     if (!ec && success()) {
       if (counted) {
         ++stats.replies;
@@ -816,108 +897,228 @@ int run_idle(const Options& options, std::vector<std::unique_ptr<Worker>>& worke
   return opened == options.clients ? 0 : 1;
 }
 
-}  // namespace
+// CPU ticks (of sysconf(_SC_CLK_TCK)) of a process and its children, as bench/run.sh counts
+// them: the process's own and its waited-for children's, plus each live child's own. 0 once the
+// process is gone.
+std::uint64_t tree_ticks(int pid) {
+  const auto stat_ticks = [](int p, bool with_waited) -> std::uint64_t {
+    std::ifstream in("/proc/" + std::to_string(p) + "/stat");
+    std::string line;
+    if (!std::getline(in, line)) return 0;
+    // Fields after the command name, which may hold spaces: state is field 3, utime 14.
+    std::istringstream fields(line.substr(line.rfind(')') + 2));
+    std::vector<std::string> f{std::istream_iterator<std::string>(fields), {}};
+    if (f.size() < 15) return 0;
+    std::uint64_t sum = std::stoull(f[11]) + std::stoull(f[12]);
+    if (with_waited) sum += std::stoull(f[13]) + std::stoull(f[14]);
+    return sum;
+  };
+  std::uint64_t sum = stat_ticks(pid, true);
+  std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  for (int child = 0; children >> child;) sum += stat_ticks(child, false);
+  return sum;
+}
 
-int main(int argc, char** argv) {
-  const Options options = parse_options(argc, argv);
-  std::signal(SIGPIPE, SIG_IGN);
-  raise_fd_limit();
+// What the measured windows cost: this process's CPU, each watched process's ticks, and the
+// machine's busy and total ticks (/proc/stat, all cores).
+struct Usage {
+  double self_cpu_s = 0;
+  std::vector<std::uint64_t> watched;
+  std::uint64_t machine_busy = 0;
+  std::uint64_t machine_total = 0;
 
-  tcp::endpoint endpoint;
-  {
-    asio::io_context io;
-    tcp::resolver resolver(io);
-    beast::error_code ec;
-    const auto results = resolver.resolve(options.host, options.port, ec);
-    if (ec || results.empty()) {
-      std::cerr << "gateway-load: cannot resolve " << options.host << ":" << options.port << ": " << ec.message() << "\n";
-      return 2;
-    }
-    endpoint = results.begin()->endpoint();
+  static Usage now(const std::vector<Watch>& watch) {
+    Usage u;
+    u.self_cpu_s = cpu_seconds();
+    for (const auto& w : watch) u.watched.push_back(tree_ticks(w.pid));
+    std::ifstream stat("/proc/stat");
+    std::string cpu;
+    std::uint64_t v[8]{};
+    stat >> cpu >> v[0] >> v[1] >> v[2] >> v[3] >> v[4] >> v[5] >> v[6] >> v[7];
+    // user nice system idle iowait irq softirq steal
+    u.machine_busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+    u.machine_total = u.machine_busy + v[3] + v[4];
+    return u;
   }
-  Shared shared(options, endpoint);
+  void add(const Usage& from, const Usage& to) {
+    self_cpu_s += to.self_cpu_s - from.self_cpu_s;
+    watched.resize(to.watched.size());
+    for (std::size_t i = 0; i < to.watched.size(); ++i)
+      watched[i] += to.watched[i] >= from.watched[i] ? to.watched[i] - from.watched[i] : 0;
+    machine_busy += to.machine_busy - from.machine_busy;
+    machine_total += to.machine_total - from.machine_total;
+  }
+};
 
+// One server under load: its options (address and request), its agents and what they measured.
+struct Target {
+  Options options;
+  std::unique_ptr<Shared> shared;
   std::vector<std::unique_ptr<Worker>> workers;
-  for (unsigned t = 0; t < options.threads; ++t) workers.push_back(std::make_unique<Worker>(shared));
-  for (unsigned i = 0; i < options.clients; ++i) {
-    Worker& w = *workers[i % options.threads];
-    w.agents.push_back(std::make_unique<Agent>(w, i + 1));
-  }
+  double window_s = 0;  // measured seconds, summed over rounds
+  Usage usage;          // within those seconds
+};
 
-  if (options.mode == Mode::idle) return run_idle(options, workers);
+steady::duration seconds(double s) {
+  return std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(s));
+}
 
-  // Setup (protected mode's claims) on every loop; then the clock starts for all at once.
-  on_every_worker(workers, [](Worker& w) { w.run_all([](Agent& a) { return a.setup(); }); });
-  for (auto& w : workers)
-    if (!w->stats.setup_error.empty()) {
-      Stats all;
-      for (auto& x : workers) all.merge(x->stats);
-      std::cerr << "gateway-load: setup: " << all.setup_error << "\n";
-      for (const auto& [k, n] : all.setup) std::cerr << "  setup claim " << k << ": " << n << "\n";
-      for (const auto& [k, b] : all.sample_body) std::cerr << "  " << k << ": " << b << "\n";
-      return 1;
-    }
-
-  // The warm-up ends at `start`: the first worker's loop samples the CPU clock then.
-  const auto seconds = [](double s) { return std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(s)); };
-  double cpu_start = cpu_seconds();
-  const auto start = steady::now() + seconds(options.warmup_s);
-  const auto deadline = start + seconds(options.duration_s);
-  for (auto& w : workers) w->stats.ok_latency_us.reserve(1 << 16);
-  asio::steady_timer warmup_end(workers[0]->io, start);
-  warmup_end.async_wait([&](const beast::error_code&) { cpu_start = cpu_seconds(); });
-  on_every_worker(workers, [start, deadline](Worker& w) {
-    w.run_all([start, deadline](Agent& a) { return a.run(start, deadline); });
+// Every agent of `t` loads its server for `lead` uncounted, then for `window` counted; then
+// starts no more requests, and the round ends when the last reply is in.
+void run_round(Target& t, steady::duration lead, steady::duration window) {
+  const auto from = steady::now() + lead;
+  const auto until = from + window;
+  const auto& watch = t.options.watch;
+  Usage at_from;
+  asio::steady_timer opens(t.workers[0]->io, from), closes(t.workers[0]->io, until);
+  opens.async_wait([&](const beast::error_code&) { at_from = Usage::now(watch); });
+  closes.async_wait([&](const beast::error_code&) { t.usage.add(at_from, Usage::now(watch)); });
+  on_every_worker(t.workers, [from, until](Worker& w) {
+    w.run_all([from, until](Agent& a) { return a.run(from, until); });
   });
-  steady::time_point end = start;
-  for (auto& w : workers) end = std::max(end, w->last_done);
-  const double elapsed = std::chrono::duration<double>(end - start).count();
-  const double cpu = cpu_seconds() - cpu_start;
+  t.window_s += std::chrono::duration<double>(window).count();
+}
 
+// Prints the figures of `t` (each line after `prefix`) and returns them as JSON.
+nlohmann::json report(const Target& t, const std::string& prefix) {
+  const Options& options = t.options;
   Stats all;
-  for (auto& w : workers) all.merge(w->stats);
+  for (auto& w : t.workers) all.merge(w->stats);
   std::sort(all.ok_latency_us.begin(), all.ok_latency_us.end());
+  const double elapsed = t.window_s;
+  const double cpu = t.usage.self_cpu_s;
   const double ok_per_s = elapsed > 0 ? static_cast<double>(all.ok) / elapsed : 0;
   const double p50 = percentile_ms(all.ok_latency_us, 0.50), p90 = percentile_ms(all.ok_latency_us, 0.90),
                p99 = percentile_ms(all.ok_latency_us, 0.99), p999 = percentile_ms(all.ok_latency_us, 0.999),
                max = all.ok_latency_us.empty() ? 0 : all.ok_latency_us.back() / 1000.0;
   const std::uint64_t not_ok = all.replies - all.ok;
 
-  std::cout << std::fixed << std::setprecision(2) << "mode " << options.mode_name << ", names "
+  std::cout << std::fixed << std::setprecision(2) << prefix << "mode " << options.mode_name << ", names "
             << (options.names == Names::sequential ? "sequential" : "random") << ", " << options.clients
             << " agents on " << options.threads << " thread(s), " << elapsed << " s: " << all.replies
             << " replies, " << all.ok << " ok (" << std::setprecision(1) << ok_per_s << "/s), " << not_ok
             << " not ok\n"
-            << std::setprecision(2) << "latency of ok replies: p50 " << p50 << " ms, p90 " << p90 << " ms, p99 "
-            << p99 << " ms, p99.9 " << p999 << " ms, max " << max << " ms\n";
+            << std::setprecision(2) << prefix << "latency of ok replies: p50 " << p50 << " ms, p90 " << p90
+            << " ms, p99 " << p99 << " ms, p99.9 " << p999 << " ms, max " << max << " ms\n";
   for (const auto& [k, n] : all.not_ok) {
-    std::cout << "  " << k << ": " << n << "\n";
-    if (const auto it = all.sample_body.find(k); it != all.sample_body.end()) std::cout << "    e.g. " << it->second << "\n";
+    std::cout << prefix << "  " << k << ": " << n << "\n";
+    if (const auto it = all.sample_body.find(k); it != all.sample_body.end())
+      std::cout << prefix << "    e.g. " << it->second << "\n";
   }
-  for (const auto& [k, n] : all.setup) std::cout << "  setup claim refused, retried: " << k << ": " << n << "\n";
-  if (all.reclaims) std::cout << "  (tasks reclaimed after a non-commit: " << all.reclaims << ")\n";
-  std::cout << "load generator CPU: " << cpu << " s (" << std::setprecision(0) << (elapsed > 0 ? 100 * cpu / elapsed : 0)
-            << "% of one core)\n";
+  for (const auto& [k, n] : all.setup) std::cout << prefix << "  setup claim refused, retried: " << k << ": " << n << "\n";
+  if (all.reclaims) std::cout << prefix << "  (tasks reclaimed after a non-commit: " << all.reclaims << ")\n";
+  std::cout << prefix << "load generator CPU: " << cpu << " s (" << std::setprecision(0)
+            << (elapsed > 0 ? 100 * cpu / elapsed : 0) << "% of one core)\n";
 
+  nlohmann::json ticks = nlohmann::json::object();
+  for (std::size_t i = 0; i < options.watch.size() && i < t.usage.watched.size(); ++i)
+    ticks[options.watch[i].name] = t.usage.watched[i];
+  return {{"mode", options.mode_name},
+          {"names", options.names == Names::sequential ? "sequential" : "random"},
+          {"clients", options.clients},
+          {"threads", options.threads},
+          {"elapsed_s", elapsed},
+          {"replies", all.replies},
+          {"ok", all.ok},
+          {"errors", not_ok},
+          {"ok_per_s", ok_per_s},
+          {"p50_ms", p50},
+          {"p90_ms", p90},
+          {"p99_ms", p99},
+          {"p999_ms", p999},
+          {"max_ms", max},
+          {"not_ok", all.not_ok},
+          {"setup_refusals", all.setup},
+          {"reclaims", all.reclaims},
+          {"cpu_s", cpu},
+          {"cpu_ticks", ticks},
+          {"ticks_per_s", sysconf(_SC_CLK_TCK)},
+          {"machine_busy_ticks", t.usage.machine_busy},
+          {"machine_total_ticks", t.usage.machine_total}};
+}
+
+// The servers to load: the one the options name, or each --alternate side.
+std::vector<std::unique_ptr<Target>> make_targets(const Options& options) {
+  std::vector<Options> each;
+  if (options.sides.empty()) each.push_back(options);
+  for (const Side& side : options.sides) {
+    Options o = options;
+    o.host = side.address.host;
+    o.port = side.address.port;
+    o.target = side.address.target;
+    o.bearer = side.bearer;
+    each.push_back(std::move(o));
+  }
+  std::vector<std::unique_ptr<Target>> targets;
+  for (Options& o : each) {
+    auto t = std::make_unique<Target>();
+    t->options = std::move(o);
+    asio::io_context io;
+    tcp::resolver resolver(io);
+    beast::error_code ec;
+    const auto results = resolver.resolve(t->options.host, t->options.port, ec);
+    if (ec || results.empty()) {
+      std::cerr << "gateway-load: cannot resolve " << t->options.host << ":" << t->options.port << ": " << ec.message() << "\n";
+      std::exit(2);
+    }
+    t->shared = std::make_unique<Shared>(t->options, results.begin()->endpoint());
+    for (unsigned i = 0; i < t->options.threads; ++i) t->workers.push_back(std::make_unique<Worker>(*t->shared));
+    for (unsigned i = 0; i < t->options.clients; ++i) {
+      Worker& w = *t->workers[i % t->options.threads];
+      w.agents.push_back(std::make_unique<Agent>(w, i + 1));
+    }
+    for (auto& w : t->workers) w->stats.ok_latency_us.reserve(1 << 16);
+    targets.push_back(std::move(t));
+  }
+  return targets;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options = parse_options(argc, argv);
+  std::signal(SIGPIPE, SIG_IGN);
+  raise_fd_limit();
+  auto targets = make_targets(options);
+
+  if (options.mode == Mode::idle) return run_idle(options, targets[0]->workers);
+
+  // Setup (protected mode's claims) on every loop, before any clock starts.
+  for (auto& t : targets) {
+    on_every_worker(t->workers, [](Worker& w) { w.run_all([](Agent& a) { return a.setup(); }); });
+    for (auto& w : t->workers)
+      if (!w->stats.setup_error.empty()) {
+        Stats all;
+        for (auto& x : t->workers) all.merge(x->stats);
+        std::cerr << "gateway-load: setup: " << all.setup_error << "\n";
+        for (const auto& [k, n] : all.setup) std::cerr << "  setup claim " << k << ": " << n << "\n";
+        for (const auto& [k, b] : all.sample_body) std::cerr << "  " << k << ": " << b << "\n";
+        return 1;
+      }
+  }
+
+  if (targets.size() == 1) {
+    run_round(*targets[0], seconds(options.warmup_s), seconds(options.duration_s));
+    nlohmann::json j = report(*targets[0], "");
+    if (!options.json_path.empty()) std::ofstream(options.json_path) << j.dump() << "\n";
+    return 0;
+  }
+
+  // Round r of every side in turn, the same agents count on each: the first round opens every
+  // side's connections under --warmup, later ones start after --settle.
+  const auto window = seconds(options.duration_s / options.rounds);
+  for (unsigned r = 0; r < options.rounds; ++r)
+    for (auto& t : targets) run_round(*t, seconds(r == 0 ? options.warmup_s : options.settle_s), window);
+  nlohmann::json sides = nlohmann::json::object();
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    std::cout << options.sides[i].name << " (" << options.sides[i].address.host << ":"
+              << options.sides[i].address.port << options.sides[i].address.target << "):\n";
+    sides[options.sides[i].name] = report(*targets[i], "  ");
+  }
+  std::cout << "alternated: " << options.rounds << " rounds of " << std::setprecision(2)
+            << options.duration_s / options.rounds << " s per server\n";
   if (!options.json_path.empty()) {
-    nlohmann::json j{{"mode", options.mode_name},
-                     {"names", options.names == Names::sequential ? "sequential" : "random"},
-                     {"clients", options.clients},
-                     {"threads", options.threads},
-                     {"elapsed_s", elapsed},
-                     {"replies", all.replies},
-                     {"ok", all.ok},
-                     {"errors", not_ok},
-                     {"ok_per_s", ok_per_s},
-                     {"p50_ms", p50},
-                     {"p90_ms", p90},
-                     {"p99_ms", p99},
-                     {"p999_ms", p999},
-                     {"max_ms", max},
-                     {"not_ok", all.not_ok},
-                     {"setup_refusals", all.setup},
-                     {"reclaims", all.reclaims},
-                     {"cpu_s", cpu}};
+    nlohmann::json j{{"rounds", options.rounds}, {"round_s", options.duration_s / options.rounds}, {"sides", sides}};
     std::ofstream(options.json_path) << j.dump() << "\n";
   }
   return 0;

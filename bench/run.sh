@@ -9,7 +9,8 @@
 #                       transactions, pgbench -M prepared at the SAME client count as agents)
 #   claim               gateway  vs  naive SQL (bench/naive_claim.sql: one transaction)
 #   GET pass-through    gateway  vs  nginx (keep-alive reverse proxy, worker_processes = the
-#                       gateway's io_threads)  vs  the provider directly
+#                       gateway's io_threads)  vs  the provider directly, in alternating rounds
+#                       of one load run, so that the machine's drift lands on all three alike
 # with sequential task names (trip-<run>-1, ...: the SERIALIZABLE worst case) and random ones
 # for the database-bound work; then the memory of idle keep-alive connections (gateway and
 # nginx). Writes a markdown table (throughput, p50/p90/p99/p99.9, every non-2xx reply by code,
@@ -23,7 +24,8 @@
 #                          build/bench-quick/results.md and .png (under 2 minutes; CI's smoke)
 #
 # Env (defaults): DURATION (3, quick 2) measured seconds per point, WARMUP=1 second of load
-# before them (new pgbench connections, first claims: not counted), CONCURRENCY ("1 8 64 256 1000",
+# before them (new pgbench connections, first claims: not counted), ROUNDS (3, quick 2)
+# pass-through rounds per server, CONCURRENCY ("1 8 64 256 1000",
 # quick "1 8 64"), NAMES ("sequential random", quick "sequential"), IDLE_CONNECTIONS (10000, quick 1000), POOL=16 gateway database connections,
 # IO_THREADS=2 (gateway io_threads = nginx worker_processes), PROVIDER_CONNECTIONS=64 (gateway's
 # upstream pool; nginx keeps 64 idle upstream connections per worker), LOAD_THREADS=1
@@ -60,6 +62,7 @@ else
   results=${RESULTS:-$repo/bench/results.md}
 fi
 warmup=${WARMUP:-1}
+rounds=${ROUNDS:-$([ "$quick" = 1 ] && echo 2 || echo 3)}
 pool=${POOL:-16}
 io_threads=${IO_THREADS:-2}
 provider_conns=${PROVIDER_CONNECTIONS:-64}
@@ -73,7 +76,7 @@ provport=${BENCH_PROVIDER_PORT:-19473}
 ctlport=${BENCH_CONTROL_PORT:-19474}
 nginxport=${BENCH_NGINX_PORT:-18472}
 plot=${results%.md}.png
-command_line="DURATION=$duration WARMUP=$warmup CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" IDLE_CONNECTIONS=$idle_n POOL=$pool IO_THREADS=$io_threads PROVIDER_CONNECTIONS=$provider_conns LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
+command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" IDLE_CONNECTIONS=$idle_n POOL=$pool IO_THREADS=$io_threads PROVIDER_CONNECTIONS=$provider_conns LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
 
 max_level=1
 for c in "${levels[@]}"; do
@@ -323,7 +326,7 @@ details=()  # per measurement: what came back
 failures=0  # measurements whose client failed (reported, the run goes on)
 step=0
 db_kinds=2  # protected, claim
-total_steps=$(( ${#levels[@]} * (${#name_kinds[@]} * db_kinds * 2 + 3) + 2 + (quick == 0 ? 1 : 0) ))
+total_steps=$(( ${#levels[@]} * (${#name_kinds[@]} * db_kinds * 2 + 1) + 2 + (quick == 0 ? 1 : 0) ))
 plotdata=$work/plot
 mkdir -p "$plotdata"
 
@@ -468,7 +471,14 @@ load_phase() {
   n=$(echo "$*" | sed -n 's/.*--clients \([0-9]*\).*/\1/p')
   measure "$id" "$kind" "$label" -- "$bin/gateway-load" --threads "$load_threads" --duration "$duration" --warmup "$warmup" \
     --run-id "$id" --json "$work/$id.json" "$@"
-  local j=$work/$id.json
+  load_row "$id" "$label" "$n" "$series" "$work/$id.json"
+  details+=("### $id: $label" "" '```' "$(cat "$last_out")" "other database errors in the log: $db_errors_other" '```' "")
+}
+
+# load_row ID LABEL N SERIES JSON: the table row (and plot point) of one gateway-load result,
+# with the CPU columns in $cpu_cols and the database figures of $db_serial and $held.
+load_row() {
+  local id=$1 label=$2 n=$3 series=$4 j=$5
   if [ "$last_rc" -ne 0 ] || [ ! -s "$j" ]; then
     rows+=("| $id | $label | $n | - | - | - | - | - | gateway-load exited $last_rc: $(tail -n 1 "$last_out" | tr '|' '/') | $db_serial | $held | $cpu_cols |")
   else
@@ -477,7 +487,43 @@ load_phase() {
     rows+=("| $id | $label | $n | $(jq -r '.ok_per_s | round' "$j") | $(jq -r '[.p50_ms, .p90_ms, .p99_ms, .p999_ms] | map(. * 100 | round / 100 | tostring) | join(" | ")' "$j") | $errs | $db_serial | $held | $cpu_cols |")
     plot_point "$series" "$n" "$(jq -r '.ok_per_s | round' "$j")" "$(jq -r '.p99_ms' "$j")"
   fi
-  details+=("### $id: $label" "" '```' "$(cat "$last_out")" "other database errors in the log: $db_errors_other" '```' "")
+}
+
+# alternate_phase N: the GET pass-through at N agents through the gateway, through nginx and to
+# the provider directly, in one gateway-load run that loads each in turn, $rounds rounds each
+# (bench/load.cpp, --alternate). Run one after the other, the three would each get whatever the
+# machine was doing in their seconds: drift of 20% or more on a shared machine, which is the
+# size of the difference being measured. Each row's CPU columns cover its own rounds only.
+alternate_phase() {
+  local c=$1 id=G-$1
+  local sides=(gw nginx provider)
+  local labels=("GET pass-through $c agents: gateway" "GET pass-through $c agents: nginx" "GET $c agents: the provider directly")
+  local series=(passthrough-gateway passthrough-nginx passthrough-provider)
+  measure "$id" HTTP "GET pass-through $c agents: gateway, nginx and the provider directly, alternating" -- \
+    "$bin/gateway-load" --mode get --threads "$load_threads" --clients "$c" \
+    --duration "$duration" --warmup "$warmup" --rounds "$rounds" --json "$work/$id.json" \
+    --alternate "gw,http://127.0.0.1:$gwport$passthrough_path,dev-agent-token-a" \
+    --alternate "nginx,http://127.0.0.1:$nginxport$passthrough_path,dev-agent-token-a" \
+    --alternate "provider,http://127.0.0.1:$provport/bookings/bk_1,booking-secret" \
+    --watch "postgres=$pm_pid" --watch "gateway=$gateway_pid" --watch "provider=$provider_pid" --watch "nginx=$nginx_pid"
+  local i side j
+  for i in 0 1 2; do
+    side=${sides[$i]} j=$work/$id-${sides[$i]}.json
+    if [ "$last_rc" -eq 0 ] && [ -s "$work/$id.json" ]; then
+      jq ".sides[\"$side\"]" "$work/$id.json" >"$j"
+      cpu_cols=$(jq -r --argjson n "$(nproc)" '
+        (100 / (.ticks_per_s * .elapsed_s)) as $f | .cpu_ticks as $t | (.cpu_s * .ticks_per_s) as $cl
+        | ([$t.postgres, $t.gateway, $t.provider, $t.nginx] | add) as $watched
+        | ([.machine_busy_ticks - $watched - $cl, 0] | max) as $other
+        | [$t.postgres * $f, $t.gateway * $f, $t.provider * $f, $t.nginx * $f, $cl * $f, $other * $f,
+           (if .machine_total_ticks > 0 then (.machine_total_ticks - .machine_busy_ticks) * 100 * $n / .machine_total_ticks else 0 end)]
+        | map(round | tostring) | join(" | ")' "$j")
+    else
+      : >"$j"
+    fi
+    load_row "$id-$side" "${labels[$i]}" "$c" "${series[$i]}" "$j"
+  done
+  details+=("### $id-gw, $id-nginx, $id-provider: GET pass-through $c agents, alternating" "" '```' "$(cat "$last_out")" '```' "")
 }
 
 loadavg_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -497,12 +543,7 @@ for names in "${name_kinds[@]}"; do
   done
 done
 for c in "${levels[@]}"; do
-  load_phase "G-$c-gw" HTTP "GET pass-through $c agents: gateway" passthrough-gateway \
-    --mode passthrough --task "$passthrough_task" --port "$gwport" --clients "$c"
-  load_phase "G-$c-nginx" HTTP "GET pass-through $c agents: nginx" passthrough-nginx \
-    --mode get --url "http://127.0.0.1:$nginxport$passthrough_path" --bearer dev-agent-token-a --clients "$c"
-  load_phase "G-$c-provider" HTTP "GET $c agents: the provider directly" passthrough-provider \
-    --mode get --url "http://127.0.0.1:$provport/bookings/bk_1" --bearer booking-secret --clients "$c"
+  alternate_phase "$c"
 done
 if [ "$quick" = 0 ]; then
   load_phase "D-64-provider" HTTP "booking POST 64 agents: the provider directly (the upstream's own cost)" direct \
