@@ -3,6 +3,7 @@
 #include "http/framing.hpp"
 #include "http/problem.hpp"
 #include "http/reply_head.hpp"
+#include "http/request_parser.hpp"
 
 #include "deadline.hpp"
 
@@ -73,36 +74,6 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
 
 namespace {
 
-Fields header_fields(const bhttp::request_header<>& h) {
-  Fields out;
-  for (const auto& f : h) out.emplace_back(std::string(f.name_string()), std::string(f.value()));
-  return out;
-}
-
-// `head` is the header section as checked before the body was read. Beast
-// adds a chunked body's trailer fields to the message; they are dropped
-// here, so a field can never reach the application (or a provider) without
-// the head checks (http/framing.hpp) having seen it.
-Request to_request(bhttp::request<bhttp::string_body>&& m, Fields&& head, const std::string& remote) {
-  Request r;
-  r.method = std::string(m.method_string());
-  r.target = std::string(m.target());
-  r.keep_alive = m.keep_alive();
-  r.headers = std::move(head);
-  r.body = std::move(m.body());
-  r.remote = remote;
-  return r;
-}
-
-Request head_request(const bhttp::request_header<>& h, const std::string& remote) {
-  Request r;
-  r.method = std::string(h.method_string());
-  r.target = std::string(h.target());
-  r.headers = header_fields(h);
-  r.remote = remote;
-  return r;
-}
-
 // The peer cannot be answered: it went away, or (TLS) its stream broke or
 // ended without close_notify. Plain TCP only ever gives the first two.
 bool transport_failed(const beast::error_code& ec) {
@@ -163,7 +134,7 @@ asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const st
 
   for (;;) {
     // A fresh parser per request: limits and state never leak across requests.
-    bhttp::request_parser<bhttp::string_body> parser;
+    RequestParser parser;
     parser.header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
     parser.body_limit(limits.max_body_bytes);
 
@@ -217,13 +188,11 @@ asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const st
       }
     } guard{state};
 
-    auto& header = parser.get();
-    const unsigned version = header.version();
+    Request& request = parser.request;
+    const unsigned version = parser.version;
     // Refused before any body byte is read: the rest of the connection could
     // not be trusted to start where this request ends.
-    const auto target = header.target();
-    Fields head_fields = header_fields(header);
-    if (auto why = head_problem(std::string_view(target.data(), target.size()), head_fields)) {
+    if (auto why = head_problem(request.target, request.headers)) {
       auto reply = problem(Code::invalid_request, "malformed HTTP request: " + *why);
       reply.close = true;
       co_await write_reply(c, std::move(reply), version, false, false);
@@ -235,11 +204,12 @@ asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const st
       co_await write_reply(c, std::move(reply), version, false, false);
       break;
     }
-    if (beast::iequals(header[bhttp::field::expect], "100-continue")) {
+    if (auto expect = request.header("Expect"); expect && iequals(*expect, "100-continue")) {
       // The body is invited only for a request that could be served: a
       // refusal goes out instead, and the body is never read.
       if (state.screen) {
-        if (auto refusal = state.screen(head_request(header, remote))) {
+        Request head{request.method, request.target, request.headers, {}, remote};
+        if (auto refusal = state.screen(std::move(head))) {
           refusal->close = true;
           co_await write_reply(c, std::move(*refusal), version, false, false);
           break;
@@ -269,10 +239,10 @@ asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const st
       break;
     }
 
-    auto message = parser.release();
-    const bool head = message.method() == bhttp::verb::head;
-    auto request = to_request(std::move(message), std::move(head_fields), remote);
-    const bool client_keep_alive = request.keep_alive;
+    const bool head = parser.head;
+    const bool client_keep_alive = parser.keep_alive();
+    request.keep_alive = client_keep_alive;
+    request.remote = remote;
     c.deadline.expires_never();  // the handler has its own deadlines
     Response reply = co_await state.handler(std::move(request));
     const bool keep_alive = client_keep_alive && !reply.close && !state.stopping;

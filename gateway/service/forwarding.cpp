@@ -59,6 +59,7 @@ std::string forwarded_for(const std::string& remote) {
 http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p, const std::string& credential,
                               const ForwardContext& context, const std::optional<FenceHeaders>& fence) {
   http::Fields out;
+  out.reserve(agent.size() + 9);  // the agent's, less the dropped, plus at most nine of ours
   for (const auto& [k, v] : agent) {
     if (in(k, hop_by_hop) || in(k, gateway_headers) || named_by_connection(k, agent)) continue;
     if (prefixed(k, "Gateway-") || prefixed(k, "X-Forwarded-")) continue;
@@ -83,12 +84,13 @@ http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p
   if (context.host && !context.host->empty() &&
       context.host->find_first_of("\";,") == std::string::npos)
     forwarded += ";host=\"" + *context.host + "\"";
-  out.emplace_back("Forwarded", forwarded);
+  out.emplace_back("Forwarded", std::move(forwarded));
   return out;
 }
 
 http::Fields reply_headers(const http::Fields& provider_headers, const ProviderConfig& p) {
   http::Fields out;
+  out.reserve(provider_headers.size());
   for (const auto& [k, v] : provider_headers) {
     if (in(k, hop_by_hop) || named_by_connection(k, provider_headers)) continue;
     if (iequals(k, "Set-Cookie") || iequals(k, "Date")) continue;

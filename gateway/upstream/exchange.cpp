@@ -9,8 +9,8 @@
 #include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/buffer_traits.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
 
 #include <array>
 #include <optional>
@@ -23,6 +23,40 @@ namespace beast = boost::beast;
 namespace http = boost::beast::http;
 
 constexpr std::uint32_t header_limit = 64 * 1024;
+
+// Builds the client's Response as it parses: each field is copied once, into
+// the client's own type, with no Beast field container in between. Framing,
+// limits and the field syntax are basic_parser's. Trailer fields of a chunked
+// body come after the head's and are kept with them, in order.
+class response_parser final : public http::basic_parser<false> {
+ public:
+  Response response;
+
+ private:
+  void on_request_impl(http::verb, beast::string_view, beast::string_view, int, error_code&) override {}
+  void on_response_impl(int code, beast::string_view, int, error_code&) override {
+    response.status = static_cast<unsigned>(code);
+    response.headers.reserve(16);  // one allocation for a usual head, none regrown
+  }
+  void on_field_impl(http::field, beast::string_view name, beast::string_view value, error_code&) override {
+    response.headers.push_back({std::string(name), std::string(value)});
+  }
+  void on_header_impl(error_code&) override {}
+  void on_body_init_impl(const boost::optional<std::uint64_t>& length, error_code&) override {
+    // basic_parser has refused a length over body_limit already.
+    if (length) response.body.reserve(static_cast<std::size_t>(*length));
+  }
+  std::size_t on_body_impl(beast::string_view bytes, error_code&) override {
+    response.body.append(bytes.data(), bytes.size());
+    return bytes.size();
+  }
+  void on_chunk_header_impl(std::uint64_t, beast::string_view, error_code&) override {}
+  std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view bytes, error_code&) override {
+    response.body.append(bytes.data(), bytes.size());
+    return bytes.size();
+  }
+  void on_finish_impl(error_code&) override {}
+};
 
 class exchange : public std::enable_shared_from_this<exchange> {
  public:
@@ -101,8 +135,7 @@ class exchange : public std::enable_shared_from_this<exchange> {
       return fail(Failure::failed_after_send, true, "request sent, then: " + cause);
     }
 
-    auto& reply = parser_->get();
-    const unsigned status = reply.result_int();
+    const unsigned status = parser_->response.status;
     if (status >= 100 && status < 200 && status != 101) {  // interim, e.g. 100 Continue
       responded_ = true;
       return read_response();
@@ -117,14 +150,8 @@ class exchange : public std::enable_shared_from_this<exchange> {
                           buffer_.size() == 0 && status != 101 && !conn_->timed_out() && conn_->is_open();
     if (!reusable) conn_->close();
 
-    Response response;
-    response.status = status;
-    for (const auto& field : reply)
-      response.headers.push_back({std::string(field.name_string()), std::string(field.value())});
-    response.body = std::move(reply.body());
-
     Result result;
-    result.response = std::move(response);
+    result.response = std::move(parser_->response);
     result.request_bytes_sent = true;
     auto done = std::move(done_);
     done(std::move(result), reusable ? conn_ : nullptr);
@@ -170,7 +197,7 @@ class exchange : public std::enable_shared_from_this<exchange> {
   std::string head_bytes_;  // request line and fields, as written
   std::string body_;
   beast::flat_buffer buffer_;
-  std::optional<http::response_parser<http::string_body>> parser_;
+  std::optional<response_parser> parser_;
   exchange_handler done_;
 };
 

@@ -52,4 +52,23 @@ TEST_CASE("is_field_value: every byte, alone and after a valid prefix") {
   }
 }
 
+// The check reads eight bytes at a time, then the tail byte by byte: every
+// byte at every offset of a value long enough for two words and a tail, in
+// a value of otherwise allowed bytes (low, high, HTAB and obs-text alike).
+TEST_CASE("is_field_value: every byte at every offset of a 22-byte value") {
+  const std::string base = "\t ~az" "\x80" "\xff" " 0\t!Zz~ " "\x7e" "\x80" "a\tb " "\xc3";
+  REQUIRE(base.size() == 22);
+  REQUIRE(is_field_value(base));
+  for (std::size_t at = 0; at < base.size(); ++at)
+    for (int c = 0; c < 256; ++c) {
+      const auto u = static_cast<unsigned char>(c);
+      const bool expected = u == '\t' || (u >= 0x20 && u != 0x7f);
+      std::string value = base;
+      value[at] = static_cast<char>(c);
+      CAPTURE(at);
+      CAPTURE(c);
+      CHECK(is_field_value(value) == expected);
+    }
+}
+
 }  // namespace gw
