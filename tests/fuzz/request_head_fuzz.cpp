@@ -1,6 +1,7 @@
 // Raw bytes as what a client sends on one connection, read the way
-// gateway/http/server.cpp reads it: a fresh Beast request_parser per request
-// with the default header and body limits, the head checked by
+// gateway/http/server.cpp reads it: a fresh gw::http::RequestParser (Beast's
+// basic_parser filling the application's Request) per request with the
+// default header and body limits, the head checked by
 // gw::http::head_problem before any body byte is read, then the body, then the
 // next request on a kept-alive connection (so pipelined and smuggled requests
 // are parsed as the server would). A complete request's target goes through
@@ -8,15 +9,16 @@
 //
 // Traps when a head that head_problem lets through still has ambiguous
 // framing (by its documented rules, or by disagreeing with what Beast reads),
-// or when the routing helpers contradict their own contract.
+// when a field arrives after the head (a chunked body's trailer must never
+// reach the application), or when the routing helpers contradict their own
+// contract.
 #include "http/framing.hpp"
 #include "http/message.hpp"
+#include "http/request_parser.hpp"
 #include "service/path.hpp"
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/string_body.hpp>
 
 #include <array>
 #include <cstddef>
@@ -26,8 +28,8 @@
 
 namespace {
 
-namespace bhttp = boost::beast::http;
 using gw::http::Fields;
+using gw::http::RequestParser;
 
 // gw::http::ServerLimits' defaults (also the config's http defaults).
 constexpr std::size_t max_header_bytes = 16 << 10;
@@ -52,7 +54,7 @@ std::string_view trim(std::string_view s) {
 }
 
 // What head_problem promises about a head it lets through (framing.hpp).
-void check_accepted_head(std::string_view target, const Fields& fields, const bhttp::request_parser<bhttp::string_body>& parser) {
+void check_accepted_head(std::string_view target, const Fields& fields, const RequestParser& parser) {
   for (unsigned char c : target) check(c >= 0x21 && c <= 0x7e);
   const auto te = count(fields, "Transfer-Encoding");
   check(te <= 1);
@@ -122,17 +124,11 @@ void check_routing(std::string_view target) {
   check(i + 1 == split->segments.size());
 }
 
-Fields header_fields(const bhttp::request_header<>& h) {
-  Fields out;
-  for (const auto& f : h) out.emplace_back(std::string(f.name_string()), std::string(f.value()));
-  return out;
-}
-
 // One request from the front of `input`, as server.cpp's session loop reads
 // it. Returns the bytes it used when the connection would go on to read
 // another request, 0 when the server would close it.
 std::size_t one_request(std::string_view input) {
-  bhttp::request_parser<bhttp::string_body> parser;
+  RequestParser parser;
   parser.header_limit(static_cast<std::uint32_t>(max_header_bytes));
   parser.body_limit(max_body_bytes);
   boost::beast::error_code ec;
@@ -142,10 +138,9 @@ std::size_t one_request(std::string_view input) {
   if (ec || !parser.is_header_done()) return 0;  // malformed, too large, or incomplete: 400/413 or wait
   if (used > max_header_bytes) return 0;        // 413, as the server counts the head
 
-  const auto& header = parser.get();
-  const auto target = header.target();
-  const std::string_view target_view(target.data(), target.size());
-  const auto fields = header_fields(header);
+  const gw::http::Request& request = parser.request;
+  const std::string_view target_view = request.target;
+  const Fields fields = request.headers;
   if (gw::http::head_problem(target_view, fields)) return 0;  // 400, connection closed
   check_accepted_head(target_view, fields, parser);
   if (auto length = parser.content_length(); length && *length > max_body_bytes) return 0;  // 413
@@ -159,10 +154,10 @@ std::size_t one_request(std::string_view input) {
   }
   check(used <= input.size());
 
-  auto message = parser.release();
-  check(message.body().size() <= max_body_bytes);
-  check_routing(std::string_view(message.target().data(), message.target().size()));
-  return message.keep_alive() ? used : 0;
+  check(request.body.size() <= max_body_bytes);
+  check(request.headers == fields);  // the head's fields, no trailer among them
+  check_routing(request.target);
+  return parser.keep_alive() ? used : 0;
 }
 
 }  // namespace
