@@ -47,7 +47,7 @@ constexpr std::array rows{
     Row{Code::missing_expected_version, "missing_expected_version", 400,
         "Expected-Version header required"},
     Row{Code::provider_unavailable, "provider_unavailable", 502,
-        "Provider unreachable; nothing was sent"},
+        "Provider unavailable"},
     Row{Code::unknown_outcome, "unknown_outcome", 504,
         "Provider outcome unknown; the operation is held"},
     Row{Code::authority_unavailable, "authority_unavailable", 503,

@@ -42,9 +42,14 @@ http::Response replay(const StoredOperation& op) {
 
 // An unprotected request's reply: the provider's, less what must not cross.
 http::Response passthrough(upstream::Result result, const ProviderConfig& config, bool head) {
-  if (!result.response)
-    return http::problem(Code::provider_unavailable, "provider " + config.name + " did not answer: " +
-                                                         std::string(upstream::to_string(result.failure)));
+  if (!result.response) {
+    // Unfenced, so nothing is recorded or held either way; the agent is told
+    // whether its request may have reached the provider.
+    std::string detail = "provider " + config.name + " did not answer: " + std::string(upstream::to_string(result.failure));
+    detail += result.request_bytes_sent ? "; the request was sent and may have been processed"
+                                        : "; nothing was sent";
+    return http::problem(Code::provider_unavailable, std::move(detail));
+  }
   auto& r = *result.response;
   auto fields = to_fields(std::move(r.headers));
   auto reply = provider_reply(r.status, reply_headers(fields, config), std::move(r.body));

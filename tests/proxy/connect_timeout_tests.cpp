@@ -115,4 +115,5 @@ TEST_CASE("connect timeout: a blackholed provider is provider_unavailable, not_e
   auto get = send(c, read);
   check_problem(get, 502, "provider_unavailable");
   CHECK(get.json()["detail"].get<std::string>().find("connect_failed") != std::string::npos);
+  CHECK(get.json()["detail"].get<std::string>().find("nothing was sent") != std::string::npos);
 }

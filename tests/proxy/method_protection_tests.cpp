@@ -268,3 +268,24 @@ TEST_CASE("an unprotected read the provider dropped unanswered on a kept-alive c
   CHECK(provider.requests().size() == before + 3);
   CHECK(provider.effect_count() == 2);
 }
+
+TEST_CASE("an unprotected read that reached the provider and got no reply is 502 saying it was sent, and nothing is held") {
+  Booked b;
+  auto& provider = b.rig.provider;
+  const std::string path = task_path("tenant-a", "task-a", "providers/booking/bookings/bk_1");
+  REQUIRE(b.c.get(path, agent_a).status == 200);  // a kept-alive connection to the provider
+  const auto before = provider.requests().size();
+  // The read on the kept-alive connection and its one resend on a new one.
+  provider.set_fault("drop_after_execute", 0, 2);
+  auto read = b.c.get(path, agent_a);
+  check_problem(read, 502, "provider_unavailable");
+  const auto problem = read.json();
+  CHECK(problem["title"] == "Provider unavailable");
+  const auto detail = problem["detail"].get<std::string>();
+  CHECK(detail.find("failed_after_send") != std::string::npos);
+  CHECK(detail.find("the request was sent and may have been processed") != std::string::npos);
+  CHECK(detail.find("nothing was sent") == std::string::npos);
+  CHECK(provider.requests().size() == before + 2);
+  CHECK(b.operations() == "1");  // the booking's write only: a read is never recorded
+  CHECK(b.c.get(path, agent_a).status == 200);  // and nothing blocks the next one
+}
