@@ -82,8 +82,8 @@ class ScriptedServer {
   void serve_connection(int fd) {
     std::string in;
     for (;;) {
-      std::string target;
-      if (!read_request(fd, in, target)) break;
+      std::string method, target;
+      if (!read_request(fd, in, method, target)) break;
       Act act = Act::answer_and_close;
       int n = 0;
       {
@@ -97,7 +97,9 @@ class ScriptedServer {
         return;
       }
       if (act == Act::drop) break;
-      const std::string reply = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok";
+      // A HEAD reply has the GET's Content-Length and no body.
+      const std::string reply = std::string("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n") +
+                                (method == "HEAD" ? "" : "ok");
       (void)::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
       if (act == Act::answer_and_close) break;
     }
@@ -105,7 +107,7 @@ class ScriptedServer {
   }
 
   // Reads one request (header and Content-Length body) from `in` + fd.
-  static bool read_request(int fd, std::string& in, std::string& target) {
+  static bool read_request(int fd, std::string& in, std::string& method, std::string& target) {
     std::size_t end;
     while ((end = in.find("\r\n\r\n")) == std::string::npos)
       if (!fill(fd, in)) return false;
@@ -119,6 +121,7 @@ class ScriptedServer {
     while (in.size() < end + 4 + length)
       if (!fill(fd, in)) return false;
     const auto sp = head.find(' ');
+    method = head.substr(0, sp);
     target = head.substr(sp + 1, head.find(' ', sp + 1) - sp - 1);
     in.erase(0, end + 4 + length);
     return true;
@@ -223,4 +226,18 @@ TEST_CASE("test client: raw tells a connection the server closed from a timeout"
     CHECK(r.timed_out);
     CHECK_FALSE(r.closed_by_peer);
   }
+}
+
+TEST_CASE("test client: a HEAD reply ends with its head, and the connection goes on") {
+  // Closed after the second reply: the server's marker connection waits for it.
+  ScriptedServer server([](int n) { return n == 1 ? Act::answer : Act::answer_and_close; });
+  HttpClient c(server.port());
+  const auto head = c.request("HEAD", "/read");
+  CHECK(head.status == 200);
+  CHECK(head.header("Content-Length") == "2");
+  CHECK(head.body.empty());
+  const auto get = c.get("/read", "");  // on the same connection: no body was left unread
+  CHECK(get.body == "ok");
+  CHECK(c.connections_opened() == 1);
+  CHECK(server.requests() == 2);
 }

@@ -103,6 +103,7 @@ struct HttpClient::Impl {
     stream->expires_after(timeout);
     bhttp::response_parser<bhttp::string_body> parser;
     parser.body_limit(64 << 20);
+    if (req.method() == bhttp::verb::head) parser.skip(true);  // its Content-Length announces no body
     bool done = false;
     bhttp::async_write(*stream, req, [&](beast::error_code e, std::size_t) {
       if (e) {
