@@ -377,8 +377,9 @@ measure() {
 # seconds, plus 1.5 times the time its clients take to connect and one more per 250 clients (every new backend loads its catalog caches and
 # prepares its statements first: at 1,000 clients that takes seconds; the gateway's pool is
 # warm, and gateway-load does not count its first WARMUP seconds either), and only the script
-# runs that completed in the last DURATION seconds count (fewer, if the log spans less: then
-# the rate is over what it spans, and the details say so). Prints
+# runs that completed in the last DURATION seconds count, over DURATION seconds even when
+# their completions span less (a run in which almost nothing completes must not divide two
+# completions by the microsecond between them; the row says how long they span). Prints
 # "ok_per_s p50 p90 p99 p99.9 failed retries"; latencies (ms) of successful runs only, retries
 # included, as gateway-load reports its ok replies. Log line: client tx time script epoch us
 # [retries]; time is "failed"/"serialization"/"deadlock" for a run that failed every try.
@@ -394,10 +395,10 @@ pgbench_window() {
         if (lat[i] ~ /^[0-9]+$/) print "ok", lat[i]; else failed++
       }
       print "zz", failed + 0, retries + 0, span
-    }' | sort -k1,1 -k2,2n | awk '
+    }' | sort -k1,1 -k2,2n | awk -v d="$duration" '
     $1 == "ok" { v[++n] = $2 }
     $1 == "zz" {
-      out = sprintf("%.0f", n / $4)
+      out = sprintf("%.0f", n / d)
       split("0.50 0.90 0.99 0.999", p, " ")
       for (i = 1; i <= 4; i++) {
         if (n == 0) { out = out " -"; continue }
@@ -443,7 +444,7 @@ naive_phase() {
   read -r tps p50 p90 p99 p999 failed retried span <<<"$w"
   local errs="$failed failed after $max_tries tries, $retried retries"
   if [ -z "$span" ] || awk -v s="${span:-0}" -v d="$duration" 'BEGIN { exit !(s < d - 0.5) }'; then
-    errs="$errs; measured over ${span:-0} s only"
+    errs="$errs; its completions span only ${span:-0} s of the $duration s window"
   fi
   local aborted
   # Each client ended by the cut above aborts too; those are counted there, not here.
