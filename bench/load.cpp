@@ -141,6 +141,7 @@ struct Options {
   unsigned rounds = 3;      // with --alternate: measured rounds per side
   double settle_s = 0.2;    // with --alternate: uncounted seconds at the start of every later round
   std::vector<Watch> watch;
+  std::string latencies_path;  // one target: every ok reply's latency in µs, one per line
 };
 
 const char* usage_text =
@@ -170,7 +171,9 @@ const char* usage_text =
     "  --rounds N           with --alternate: rounds per server (3)\n"
     "  --settle S           with --alternate: uncounted seconds that open every round after the\n"
     "                       first; the first opens with --warmup (0.2)\n"
-    "  --watch NAME=PID     CPU ticks of PID and its children within the measured windows\n";
+    "  --watch NAME=PID     CPU ticks of PID and its children within the measured windows\n"
+    "  --latencies FILE     also write each ok reply's latency (µs), one per line, so that the\n"
+    "                       percentiles of several runs can be taken together\n";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::cerr << "gateway-load: " << message << "\n" << usage_text;
@@ -278,12 +281,14 @@ Options parse_options(int argc, char** argv) {
     else if (name == "--rounds") o.rounds = parse_number<unsigned>(name, value);
     else if (name == "--settle") o.settle_s = value == "0" ? 0 : parse_number<double>(name, value);
     else if (name == "--watch") o.watch.push_back(parse_watch(value));
+    else if (name == "--latencies") o.latencies_path = value;
     else usage_error("unknown option " + name);
   }
   if (!have_mode) usage_error("--mode is required");
   if (!o.sides.empty()) {
     if (o.mode != Mode::get) usage_error("--alternate needs --mode get");
     if (o.sides.size() < 2) usage_error("--alternate needs two servers or more");
+    if (!o.latencies_path.empty()) usage_error("--latencies takes one server, not --alternate");
     for (std::size_t i = 0; i < o.sides.size(); ++i)
       for (std::size_t k = 0; k < i; ++k)
         if (o.sides[i].name == o.sides[k].name) usage_error("--alternate names must differ: " + o.sides[i].name);
@@ -1101,6 +1106,11 @@ int main(int argc, char** argv) {
     run_round(*targets[0], seconds(options.warmup_s), seconds(options.duration_s));
     nlohmann::json j = report(*targets[0], "");
     if (!options.json_path.empty()) std::ofstream(options.json_path) << j.dump() << "\n";
+    if (!options.latencies_path.empty()) {
+      std::ofstream out(options.latencies_path);
+      for (auto& w : targets[0]->workers)
+        for (auto us : w->stats.ok_latency_us) out << us << '\n';
+    }
     return 0;
   }
 

@@ -25,7 +25,8 @@
 #
 # Env (defaults): DURATION (3, quick 2) measured seconds per point, WARMUP=1 second of load
 # before them (new pgbench connections, first claims: not counted), ROUNDS (3, quick 2)
-# pass-through rounds per server, CONCURRENCY ("1 8 64 256 1000",
+# pass-through rounds per server, DB_ROUNDS (2, quick 1) rounds per side of each database
+# comparison up to 64 clients (2: gateway, naive, naive, gateway), CONCURRENCY ("1 8 64 256 1000",
 # quick "1 8 64"), NAMES ("sequential random", quick "sequential"), IDLE_CONNECTIONS (10000, quick 1000), POOL=16 gateway database connections,
 # IO_THREADS=2 (gateway io_threads = nginx worker_processes), PROVIDER_CONNECTIONS=64 (gateway's
 # upstream pool; nginx keeps 64 idle upstream connections per worker), LOAD_THREADS=1
@@ -63,6 +64,7 @@ else
 fi
 warmup=${WARMUP:-1}
 rounds=${ROUNDS:-$([ "$quick" = 1 ] && echo 2 || echo 3)}
+db_rounds=${DB_ROUNDS:-$([ "$quick" = 1 ] && echo 1 || echo 2)}
 pool=${POOL:-16}
 io_threads=${IO_THREADS:-2}
 provider_conns=${PROVIDER_CONNECTIONS:-64}
@@ -76,7 +78,7 @@ provport=${BENCH_PROVIDER_PORT:-19473}
 ctlport=${BENCH_CONTROL_PORT:-19474}
 nginxport=${BENCH_NGINX_PORT:-18472}
 plot=${results%.md}.png
-command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" IDLE_CONNECTIONS=$idle_n POOL=$pool IO_THREADS=$io_threads PROVIDER_CONNECTIONS=$provider_conns LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
+command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" IDLE_CONNECTIONS=$idle_n POOL=$pool IO_THREADS=$io_threads PROVIDER_CONNECTIONS=$provider_conns LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
 
 max_level=1
 for c in "${levels[@]}"; do
@@ -326,13 +328,30 @@ details=()  # per measurement: what came back
 failures=0  # measurements whose client failed (reported, the run goes on)
 step=0
 db_kinds=2  # protected, claim
-total_steps=$(( ${#levels[@]} * (${#name_kinds[@]} * db_kinds * 2 + 1) + 2 + (quick == 0 ? 1 : 0) ))
+# Rounds per side of one database comparison (db_pair): $db_rounds up to 64 clients, else 1.
+db_rounds_for() { if [ "$1" -le 64 ]; then echo "$db_rounds"; else echo 1; fi; }
+db_measurements=0
+for c in "${levels[@]}"; do db_measurements=$((db_measurements + 2 * $(db_rounds_for "$c"))); done
+total_steps=$(( ${#name_kinds[@]} * db_kinds * db_measurements + ${#levels[@]} + 2 + (quick == 0 ? 1 : 0) ))
 plotdata=$work/plot
 mkdir -p "$plotdata"
 
+# cpu_cols_from "PG GW PROVIDER NGINX LOADGEN BUSY TOTAL SECONDS" (ticks, and the wall seconds
+# they were counted over): the CPU columns, % of one core (the machine has $(nproc) cores: 100%
+# each); other = the machine's busy ticks no listed process took; idle includes I/O wait.
+cpu_cols_from() {
+  awk -v hz="$hz" -v n="$(nproc)" -v raw="$1" 'BEGIN {
+    split(raw, v, " "); pg = v[1]; gw = v[2]; pv = v[3]; ng = v[4]; cl = v[5]; mb = v[6]; mt = v[7]; w = v[8]
+    f = 100 / (hz * w); other = mb - pg - gw - pv - ng - cl; if (other < 0) other = 0
+    printf "%.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f", pg * f, gw * f, pv * f, ng * f, cl * f, other * f, (mt > 0 ? (mt - mb) * 100 * n / mt : 0)
+  }'
+}
+# add_raw A B: two such lists added field by field.
+add_raw() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); for (i = 1; i <= 8; i++) printf "%s%s", (i > 1 ? " " : ""), x[i] + y[i] }'; }
+
 # measure ID DB|HTTP LABEL -- command...: one measurement, with the CPU, serialization failures,
-# database errors and held tasks around it. Sets last_out, last_rc, cpu_cols, db_serial,
-# db_errors_other, held.
+# database errors and held tasks around it. Sets last_out, last_rc, cpu_raw, cpu_cols,
+# db_serial, db_errors_other, held.
 measure() {
   local id=$1 kind=$2 label=$3
   shift 3
@@ -362,106 +381,190 @@ measure() {
   held=-
   [ "$kind" != DB ] || held=$(held_tasks "$id")
   local cl; cl=$(cat "$work/client_ticks" 2>/dev/null || echo 0)
-  # CPU as % of one core over the measurement (the machine has $(nproc) cores: 100% each).
-  cpu_cols=$(awk -v hz="$hz" -v w="$(awk -v a="$w0" -v b="$w1" 'BEGIN{print b-a}')" \
-    -v pg=$((pg1 - pg0)) -v gw=$((gw1 - gw0)) -v pv=$((pv1 - pv0)) -v ng=$((ng1 - ng0)) -v cl="$cl" \
-    -v mb="$(( ${m1% *} - ${m0% *} ))" -v mt="$(( ${m1#* } - ${m0#* } ))" -v n="$(nproc)" 'BEGIN {
-      f = 100 / (hz * w); other = mb - pg - gw - pv - ng - cl; if (other < 0) other = 0
-      printf "%.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f", pg * f, gw * f, pv * f, ng * f, cl * f, other * f, (mt - mb) * 100 * n / mt
-    }')
+  cpu_raw="$((pg1 - pg0)) $((gw1 - gw0)) $((pv1 - pv0)) $((ng1 - ng0)) $cl $(( ${m1% *} - ${m0% *} )) $(( ${m1#* } - ${m0#* } )) $(awk -v a="$w0" -v b="$w1" 'BEGIN { print b - a }')"
+  cpu_cols=$(cpu_cols_from "$cpu_raw")
   db_serial=$((sf1 - sf0))
   db_errors_other=$((er1 - er0 - db_serial))
 }
 
-# The measured window of pgbench's per-transaction logs: pgbench runs WARMUP + DURATION
-# seconds, plus 1.5 times the time its clients take to connect and one more per 250 clients (every new backend loads its catalog caches and
-# prepares its statements first: at 1,000 clients that takes seconds; the gateway's pool is
-# warm, and gateway-load does not count its first WARMUP seconds either), and only the script
-# runs that completed in the last DURATION seconds count, over DURATION seconds even when
-# their completions span less (a run in which almost nothing completes must not divide two
-# completions by the microsecond between them; the row says how long they span). Prints
-# "ok_per_s p50 p90 p99 p99.9 failed retries"; latencies (ms) of successful runs only, retries
-# included, as gateway-load reports its ok replies. Log line: client tx time script epoch us
-# [retries]; time is "failed"/"serialization"/"deadlock" for a run that failed every try.
+# The measured window of one pgbench run's per-transaction logs: pgbench runs the round's
+# seconds plus WARMUP, plus 1.5 times the time its clients take to connect and one more per 250
+# clients (every new backend loads its catalog caches and prepares its statements first: at
+# 1,000 clients that takes seconds; the gateway's pool is warm, and gateway-load does not count
+# its first WARMUP seconds either), and only the script runs that completed in the last D
+# seconds count. pgbench_window D LATENCIES FILES...: appends the latency (µs, retries
+# included) of each successful run in the window to LATENCIES and prints "ok failed retries
+# span", span being how long the window's completions span (less than D when almost nothing
+# completes). Log line: client tx time script epoch us [retries]; time is
+# "failed"/"serialization"/"deadlock" for a run that failed every try.
 pgbench_window() {
-  cat "$@" | awk -v d="$duration" '
-    { t[NR] = $5 + $6 / 1e6; lat[NR] = $3; r[NR] = (NF >= 7 ? $NF : 0); if (t[NR] > end) end = t[NR]; if (first == 0 || t[NR] < first) first = t[NR] }
+  local d=$1 lat=$2
+  shift 2
+  cat "$@" | awk -v d="$d" -v lat="$lat" '
+    { t[NR] = $5 + $6 / 1e6; l[NR] = $3; r[NR] = (NF >= 7 ? $NF : 0); if (t[NR] > end) end = t[NR] }
     END {
-      span = end - first; if (span > d) span = d
-      if (span <= 0) span = d
       for (i = 1; i <= NR; i++) {
         if (t[i] <= end - d) continue
         retries += r[i]
-        if (lat[i] ~ /^[0-9]+$/) print "ok", lat[i]; else failed++
+        if (l[i] ~ /^[0-9]+$/) { ok++; print l[i] >>lat; if (first == 0 || t[i] < first) first = t[i] } else failed++
       }
-      print "zz", failed + 0, retries + 0, span
-    }' | sort -k1,1 -k2,2n | awk -v d="$duration" '
-    $1 == "ok" { v[++n] = $2 }
-    $1 == "zz" {
-      out = sprintf("%.0f", n / d)
-      split("0.50 0.90 0.99 0.999", p, " ")
-      for (i = 1; i <= 4; i++) {
-        if (n == 0) { out = out " -"; continue }
-        k = int(p[i] * n); if (k < p[i] * n) k++; if (k < 1) k = 1
-        out = out sprintf(" %.2f", v[k] / 1000)
-      }
-      print out, $2, $3, $4
+      print ok + 0, failed + 0, retries + 0, (ok > 0 ? end - first : 0)
     }'
+}
+
+# percentiles LATENCIES: "p50 p90 p99 p99.9" in ms of a file of µs, one per line ("- - - -" if empty).
+percentiles() {
+  sort -n "$1" | awk '{ v[++n] = $1 } END {
+    split("0.50 0.90 0.99 0.999", p, " ")
+    for (i = 1; i <= 4; i++) {
+      if (n == 0) { printf "%s-", (i > 1 ? " " : ""); continue }
+      k = int(p[i] * n); if (k < p[i] * n) k++; if (k < 1) k = 1
+      printf "%s%.2f", (i > 1 ? " " : ""), v[k] / 1000
+    }
+    print ""
+  }'
 }
 
 # plot_point SERIES CONCURRENCY OK_PER_S P99_MS
 plot_point() { echo "$2 $3 $4" >>"$plotdata/$1.dat"; }
 
-# naive_phase ID LABEL SCRIPT CLIENTS NAMES SERIES
-naive_phase() {
-  local id=$1 label=$2 script=$3 n=$4 names=$5 series=$6 random=0 threads=2
+# The database-bound work, gateway against naive SQL, in rounds: ABBA for $db_rounds = 2 (gateway,
+# naive, naive, gateway), each side's figures over all its rounds. One after the other, the two
+# would each get whatever the machine did in its own seconds: this machine's commit latency
+# (fsync) moved by a factor of two within minutes. From 256 agents up it is one round each:
+# connecting a thousand pgbench clients takes seconds per round, and the gap there is tenfold.
+# Per side, summed over its rounds: acc_ok, acc_window (seconds), acc_raw (CPU ticks for
+# cpu_cols_from), acc_serial, acc_other (database errors), acc_held, acc_notes, and the
+# latencies in $work/ID.lat.
+declare -A acc_ok acc_window acc_raw acc_serial acc_other acc_held acc_notes
+acc_reset() {
+  acc_ok[$1]=0 acc_window[$1]=0 acc_raw[$1]="0 0 0 0 0 0 0 0" acc_serial[$1]=0 acc_other[$1]=0 acc_held[$1]=0 acc_notes[$1]=
+  : >"$work/$1.lat"
+  rm -f "$work/$1"-r*.json
+}
+acc_add() { # ID OK WINDOW_S: after a measure
+  acc_ok[$1]=$((acc_ok[$1] + $2))
+  acc_window[$1]=$(awk -v a="${acc_window[$1]}" -v b="$3" 'BEGIN { print a + b }')
+  acc_raw[$1]=$(add_raw "${acc_raw[$1]}" "$cpu_raw")
+  acc_serial[$1]=$((acc_serial[$1] + db_serial))
+  acc_other[$1]=$((acc_other[$1] + db_errors_other))
+  acc_held[$1]=$((acc_held[$1] + held))
+}
+
+# gw_round ID ROUND SECONDS LABEL gateway-load-args...: one round of the gateway's side.
+gw_round() {
+  local id=$1 r=$2 secs=$3 label=$4
+  shift 4
+  local rid=$id-r$r
+  measure "$rid" DB "$label, round $r" -- "$bin/gateway-load" --threads "$load_threads" --duration "$secs" \
+    --warmup "$warmup" --run-id "$rid" --json "$work/$rid.json" --latencies "$work/$rid.lat" "$@"
+  if [ "$last_rc" -eq 0 ] && [ -s "$work/$rid.json" ]; then
+    cat "$work/$rid.lat" >>"$work/$id.lat"
+    acc_add "$id" "$(jq -r .ok "$work/$rid.json")" "$secs"
+  else
+    acc_add "$id" 0 "$secs"
+    acc_notes[$id]+="; round $r: gateway-load exited $last_rc: $(tail -n 1 "$last_out" | tr '|' '/')"
+  fi
+  details+=("### $rid: $label, round $r" "" '```' "$(cat "$last_out")" "other database errors in the log: $db_errors_other" '```' "")
+}
+
+# sql_round ID ROUND SECONDS LABEL SCRIPT CLIENTS NAMES: one round of the naive SQL's side.
+sql_round() {
+  local id=$1 r=$2 secs=$3 label=$4 script=$5 n=$6 names=$7 random=0 threads=2
+  local rid=$id-r$r
   [ "$names" = random ] && random=1
   [ "$n" -ge 2 ] || threads=1
-  rm -f "$work/$id".*
+  rm -f "$work/$rid".*
   if [ "$script" = bench/naive_protected.sql ]; then
-    psql_q -v run="$id" -v random="$random" -v clients="$n" -f bench/naive_tasks.sql
+    psql_q -v run="$rid" -v random="$random" -v clients="$n" -f bench/naive_tasks.sql
   fi
-  local limit=$((duration + warmup + n / 250 + 1 + 3 * n * conn_ms_per_100 / 200000))
+  local limit  # pgbench -T takes whole seconds
+  limit=$(awk -v s="$secs" -v w="$warmup" -v n="$n" -v c="$conn_ms_per_100" \
+    'BEGIN { l = s + w + int(n / 250) + 1 + int(3 * n * c / 200000); print (l == int(l) ? l : int(l) + 1) }')
   # pgbench -T starts no script after `limit` seconds, but then waits for every open one: at
   # 1,000 clients SERIALIZABLE scripts queue for a minute, long after the measured window. Those
   # still open 5 s past the limit are ended (pg_terminate_backend) and the row says how many.
-  rm -f "$work/cut-$id"
+  rm -f "$work/cut-$rid"
   (sleep $((limit + 5)) && psql_q -At -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-     WHERE application_name = 'pgbench' AND datname = 'postgres'" >"$work/cut-$id") 2>/dev/null &
+     WHERE application_name = 'pgbench' AND datname = 'postgres'" >"$work/cut-$rid") 2>/dev/null &
   local cutter=$!
-  measure "$id" DB "$label" -- \
+  measure "$rid" DB "$label, round $r" -- \
     env PGOPTIONS='-c default_transaction_isolation=serializable' \
     pgbench -h 127.0.0.1 -p "$pgport" -U postgres -n -M prepared -c "$n" -j "$threads" \
     -T "$limit" \
-    --max-tries="$max_tries" --failures-detailed -D run="$id" -D random="$random" -D k=0 -D clients="$n" \
-    -D realm="$realm" -l --log-prefix="$work/$id" -f "$script" postgres
+    --max-tries="$max_tries" --failures-detailed -D run="$rid" -D random="$random" -D k=0 -D clients="$n" \
+    -D realm="$realm" -l --log-prefix="$work/$rid" -f "$script" postgres
   kill "$cutter" 2>/dev/null || true
   wait "$cutter" 2>/dev/null || true
-  local cut=0
-  [ ! -s "$work/cut-$id" ] || cut=$(cat "$work/cut-$id")
-  local w tps p50 p90 p99 p999 failed retried span
-  w=$(pgbench_window "$work/$id".* 2>/dev/null || echo "0 - - - - ? ? 0")
-  read -r tps p50 p90 p99 p999 failed retried span <<<"$w"
-  local errs="$failed failed after $max_tries tries, $retried retries"
-  if [ -z "$span" ] || awk -v s="${span:-0}" -v d="$duration" 'BEGIN { exit !(s < d - 0.5) }'; then
-    errs="$errs; its completions span only ${span:-0} s of the $duration s window"
-  fi
+  local cut=0 ok failed retried span
+  [ ! -s "$work/cut-$rid" ] || cut=$(cat "$work/cut-$rid")
+  read -r ok failed retried span < <(pgbench_window "$secs" "$work/$id.lat" "$work/$rid".[0-9]* 2>/dev/null || echo "0 ? ? 0")
+  acc_add "$id" "$ok" "$secs"
+  local notes="round $r: $failed failed after $max_tries tries, $retried retries"
+  awk -v s="$span" -v d="$secs" 'BEGIN { exit !(s < d - 0.5) }' && notes+=", its completions span only $span s of $secs"
   local aborted
   # Each client ended by the cut above aborts too; those are counted there, not here.
   aborted=$(grep -c 'aborted in command' "$last_out" || true)
   aborted=$((aborted > cut ? aborted - cut : 0))
   [ "$aborted" -eq 0 ] ||
-    errs="$errs; $aborted clients aborted ($( (grep -m1 -o 'ERROR: .*' "$last_out" || true) | tr '|' '/'))"
+    notes+=", $aborted clients aborted ($( (grep -m1 -o 'ERROR: .*' "$last_out" || true) | tr '|' '/'))"
   if [ "$cut" -gt 0 ]; then
-    errs="$errs; $cut scripts still open 5 s after the run's end were ended"
+    notes+=", $cut scripts still open 5 s after the run's end were ended"
   elif [ "$last_rc" -ne 0 ]; then
-    errs="$errs; pgbench exited $last_rc"
+    notes+=", pgbench exited $last_rc"
   fi
-  rows+=("| $id | $label | $n | $tps | $p50 | $p90 | $p99 | $p999 | $errs | $db_serial | $held | $cpu_cols |")
-  details+=("### $id: $label" "" "pgbench's own summary (the whole run, warm-up included, connection time excluded):" ""
+  acc_notes[$id]+="; $notes"
+  details+=("### $rid: $label, round $r" "" "pgbench's own summary (the whole run, warm-up included, connection time excluded):" ""
             '```' "$(awk '/^(number of|latency|tps|maximum number of tries|total number|initial connection|pgbench: error)/ && n++ < 20' "$last_out")"
             "other database errors in the log: $db_errors_other" '```' "")
-  plot_point "$series" "$n" "$tps" "$p99"
+}
+
+# db_row ID LABEL CLIENTS SERIES gw|sql: the table row (and plot point) of one side.
+db_row() {
+  local id=$1 label=$2 n=$3 series=$4 side=$5 rate pcts errs p99
+  rate=$(awk -v ok="${acc_ok[$id]}" -v w="${acc_window[$id]}" 'BEGIN { printf "%.0f", (w > 0 ? ok / w : 0) }')
+  pcts=$(percentiles "$work/$id.lat")
+  if [ "$side" = gw ]; then
+    errs=$(cat "$work/$id"-r*.json 2>/dev/null | jq -rs '
+      (reduce (.[] | .not_ok | to_entries[]) as $e ({}; .[$e.key] += $e.value)) as $n
+      | (reduce (.[] | .setup_refusals | to_entries[]) as $e ({}; .[$e.key] += $e.value)) as $s
+      | [$n | to_entries[] | "\(.value)× \(.key)"] + [$s | to_entries[] | "setup: \(.value)× \(.key)"]
+      | if length == 0 then "0" else join(", ") end' | tr '|' '/')
+    errs="${errs:-0}${acc_notes[$id]}"
+  else
+    errs=${acc_notes[$id]#; }
+  fi
+  rows+=("| $id | $label | $n | $rate | ${pcts// / | } | $errs | ${acc_serial[$id]} | ${acc_held[$id]} | $(cpu_cols_from "${acc_raw[$id]}") |")
+  p99=$(echo "$pcts" | cut -d' ' -f3)
+  plot_point "$series" "$n" "$rate" "$p99"
+}
+
+# db_pair KIND NAMES CLIENTS: the gateway and the naive SQL for one kind of work (protected or
+# claim), in ABBA rounds (one round each from 256 clients up).
+db_pair() {
+  local kind=$1 names=$2 c=$3 s rounds secs r first
+  s=$(short "$names")
+  local P=P script=bench/naive_protected.sql mode=protected
+  [ "$kind" = claim ] && P=C script=bench/naive_claim.sql mode=claim
+  local gid=$P-$s-$c-gw sid=$P-$s-$c-sql
+  local glabel="$kind $names $c agents: gateway" slabel="$kind $names $c clients: naive SQL"
+  rounds=$(db_rounds_for "$c")
+  secs=$(awk -v d="$duration" -v r="$rounds" 'BEGIN { print d / r }')
+  acc_reset "$gid"
+  acc_reset "$sid"
+  for ((r = 1; r <= rounds; r++)); do
+    first=gw
+    [ $((r % 2)) -eq 0 ] && first=sql
+    for side in $first $([ "$first" = gw ] && echo sql || echo gw); do
+      if [ "$side" = gw ]; then
+        gw_round "$gid" "$r" "$secs" "$glabel" --mode "$mode" --names "$names" --port "$gwport" --clients "$c"
+      else
+        sql_round "$sid" "$r" "$secs" "$slabel" "$script" "$c" "$names"
+      fi
+    done
+  done
+  db_row "$gid" "$glabel" "$c" "$kind-$s-gateway" gw
+  db_row "$sid" "$slabel" "$c" "$kind-$s-naive" sql
 }
 
 # load_phase ID KIND LABEL SERIES gateway-load-args...
@@ -531,16 +634,10 @@ loadavg_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 short() { [ "$1" = sequential ] && echo seq || echo rnd; }
 for names in "${name_kinds[@]}"; do
-  s=$(short "$names")
-  for c in "${levels[@]}"; do
-    load_phase "P-$s-$c-gw" DB "protected $names $c agents: gateway" "protected-$s-gateway" \
-      --mode protected --names "$names" --port "$gwport" --clients "$c"
-    naive_phase "P-$s-$c-sql" "protected $names $c clients: naive SQL" bench/naive_protected.sql "$c" "$names" "protected-$s-naive"
-  done
-  for c in "${levels[@]}"; do
-    load_phase "C-$s-$c-gw" DB "claim $names $c agents: gateway" "claim-$s-gateway" \
-      --mode claim --names "$names" --port "$gwport" --clients "$c"
-    naive_phase "C-$s-$c-sql" "claim $names $c clients: naive SQL" bench/naive_claim.sql "$c" "$names" "claim-$s-naive"
+  for kind in protected claim; do
+    for c in "${levels[@]}"; do
+      db_pair "$kind" "$names" "$c"
+    done
   done
 done
 for c in "${levels[@]}"; do
