@@ -18,7 +18,7 @@
 # a PNG plot of throughput and p99 against concurrency next to it.
 #
 #   bench/run.sh           3 s per point, 1/8/64/256/1000 agents, 10,000 idle connections;
-#                          writes bench/results.md and bench/results.png (about 10.5 minutes on 2 cores)
+#                          writes bench/results.md and bench/results.png (under 10 minutes on 2 cores)
 #   bench/run.sh --quick   2 s per point, 1/8/64 agents, sequential names only, 1,000 idle
 #                          connections; writes
 #                          build/bench-quick/results.md and .png (under 2 minutes; CI's smoke)
@@ -26,7 +26,7 @@
 # Env (defaults): DURATION (3, quick 2) measured seconds per point, WARMUP=1 second of load
 # before them (new pgbench connections, first claims: not counted), ROUNDS (3, quick 2)
 # pass-through rounds per server, DB_ROUNDS (2, quick 1) rounds per side of each database
-# comparison up to 64 clients (2: gateway, naive, naive, gateway), CONCURRENCY ("1 8 64 256 1000",
+# comparison up to 8 clients (2: gateway, naive, naive, gateway), CONCURRENCY ("1 8 64 256 1000",
 # quick "1 8 64"), NAMES ("sequential random", quick "sequential"), IDLE_CONNECTIONS (10000, quick 1000), POOL=16 gateway database connections,
 # IO_THREADS=2 (gateway io_threads = nginx worker_processes), PROVIDER_CONNECTIONS=64 (gateway's
 # upstream pool; nginx keeps 64 idle upstream connections per worker), LOAD_THREADS=1
@@ -328,8 +328,8 @@ details=()  # per measurement: what came back
 failures=0  # measurements whose client failed (reported, the run goes on)
 step=0
 db_kinds=2  # protected, claim
-# Rounds per side of one database comparison (db_pair): $db_rounds up to 64 clients, else 1.
-db_rounds_for() { if [ "$1" -le 64 ]; then echo "$db_rounds"; else echo 1; fi; }
+# Rounds per side of one database comparison (db_pair): $db_rounds up to 8 clients, else 1.
+db_rounds_for() { if [ "$1" -le 8 ]; then echo "$db_rounds"; else echo 1; fi; }
 db_measurements=0
 for c in "${levels[@]}"; do db_measurements=$((db_measurements + 2 * $(db_rounds_for "$c"))); done
 total_steps=$(( ${#name_kinds[@]} * db_kinds * db_measurements + ${#levels[@]} + 2 + (quick == 0 ? 1 : 0) ))
@@ -359,9 +359,11 @@ measure() {
   step=$((step + 1))
   say "[$step/$total_steps] $label ($(( SECONDS - t0 )) s)"
   # A fresh provider with one booking (bk_1) for the pass-through GETs.
-  curl -sf -X POST "http://127.0.0.1:$ctlport/__test/reset" >/dev/null
-  curl -sf -X POST -H 'Authorization: Bearer booking-secret' -H 'Content-Type: application/json' \
-    -d '{"slot":"bench-passthrough","customer":"bench"}' "http://127.0.0.1:$provport/bookings" >/dev/null
+  if [ "$kind" = HTTP ]; then
+    curl -sf -X POST "http://127.0.0.1:$ctlport/__test/reset" >/dev/null
+    curl -sf -X POST -H 'Authorization: Bearer booking-secret' -H 'Content-Type: application/json' \
+      -d '{"slot":"bench-passthrough","customer":"bench"}' "http://127.0.0.1:$provport/bookings" >/dev/null
+  fi
   local pg0 gw0 pv0 ng0 m0 sf0 er0 w0 pg1 gw1 pv1 ng1 m1 sf1 er1 w1
   tree_ticks "$pm_pid"; pg0=$ticks_sum; tree_ticks "$gateway_pid"; gw0=$ticks_sum
   tree_ticks "$provider_pid"; pv0=$ticks_sum; tree_ticks "$nginx_pid"; ng0=$ticks_sum
@@ -388,7 +390,7 @@ measure() {
 }
 
 # The measured window of one pgbench run's per-transaction logs: pgbench runs the round's
-# seconds plus WARMUP, plus 1.5 times the time its clients take to connect and one more per 250
+# seconds plus WARMUP, plus 1.25 times the time its clients take to connect and one more per 250
 # clients (every new backend loads its catalog caches and prepares its statements first: at
 # 1,000 clients that takes seconds; the gateway's pool is warm, and gateway-load does not count
 # its first WARMUP seconds either), and only the script runs that completed in the last D
@@ -431,8 +433,8 @@ plot_point() { echo "$2 $3 $4" >>"$plotdata/$1.dat"; }
 # The database-bound work, gateway against naive SQL, in rounds: ABBA for $db_rounds = 2 (gateway,
 # naive, naive, gateway), each side's figures over all its rounds. One after the other, the two
 # would each get whatever the machine did in its own seconds: this machine's commit latency
-# (fsync) moved by a factor of two within minutes. From 256 agents up it is one round each:
-# connecting a thousand pgbench clients takes seconds per round, and the gap there is tenfold.
+# (fsync) moved by a factor of two within minutes. From 64 agents up it is one round each: the
+# gap there is tenfold, and the full run must stay under 10 minutes.
 # Per side, summed over its rounds: acc_ok, acc_window (seconds), acc_raw (CPU ticks for
 # cpu_cols_from), acc_serial, acc_other (database errors), acc_held, acc_notes, and the
 # latencies in $work/ID.lat.
@@ -456,8 +458,10 @@ gw_round() {
   local id=$1 r=$2 secs=$3 label=$4
   shift 4
   local rid=$id-r$r
+  # The gateway's pool is warm after the first round; agents only reconnect and claim.
   measure "$rid" DB "$label, round $r" -- "$bin/gateway-load" --threads "$load_threads" --duration "$secs" \
-    --warmup "$warmup" --run-id "$rid" --json "$work/$rid.json" --latencies "$work/$rid.lat" "$@"
+    --warmup "$([ "$r" -eq 1 ] && echo "$warmup" || echo 0.5)" --run-id "$rid" --json "$work/$rid.json" \
+    --latencies "$work/$rid.lat" "$@"
   if [ "$last_rc" -eq 0 ] && [ -s "$work/$rid.json" ]; then
     cat "$work/$rid.lat" >>"$work/$id.lat"
     acc_add "$id" "$(jq -r .ok "$work/$rid.json")" "$secs"
@@ -480,7 +484,7 @@ sql_round() {
   fi
   local limit  # pgbench -T takes whole seconds
   limit=$(awk -v s="$secs" -v w="$warmup" -v n="$n" -v c="$conn_ms_per_100" \
-    'BEGIN { l = s + w + int(n / 250) + 1 + int(3 * n * c / 200000); print (l == int(l) ? l : int(l) + 1) }')
+    'BEGIN { l = s + w + int(n / 250) + 1 + int(5 * n * c / 400000); print (l == int(l) ? l : int(l) + 1) }')
   # pgbench -T starts no script after `limit` seconds, but then waits for every open one: at
   # 1,000 clients SERIALIZABLE scripts queue for a minute, long after the measured window. Those
   # still open 5 s past the limit are ended (pg_terminate_backend) and the row says how many.
@@ -805,6 +809,10 @@ relplot=$(basename -- "$plot")
   echo "- pgbench connects its clients before it starts (100 connections took ${conn_ms_per_100} ms"
   echo "  here, measured at the start); the gateway's pool is connected already. Neither the"
   echo "  connection time nor the first $warmup s of load (cold backends, first claims) is counted."
+  echo "- Rounds: up to 8 agents the gateway and the naive SQL ran in $db_rounds rounds each (gateway,"
+  echo "  naive, naive, gateway for 2), and each pass-through row is $rounds rounds of one run that"
+  echo "  loaded the gateway, nginx and the provider in turn: the machine's drift lands on both sides"
+  echo "  of a comparison alike. Each row counts its own rounds only, CPU columns included."
   echo "- The machine may be shared: compare figures within one run, not across runs."
   echo
   echo "## Details"
