@@ -101,8 +101,13 @@ TEST_CASE("SIGKILL while upstream: a restarted gateway never resends it, sweeps 
   REQUIRE(eventually([&] { return state() == "succeeded"; }));
   CHECK(db.scalar("SELECT resolved_by FROM operations WHERE op_id = 'op-1'") == "lookup");
   CHECK(db.scalar("SELECT outcome FROM operation_attempts WHERE op_id = 'op-1'") == "unknown");  // never rewritten
+  // One lookup settled it. A lookup that raced the release may also have
+  // found it, inside the settle window: that one is kept as evidence and
+  // held (unknown), never a second resolution.
   CHECK(db.scalar("SELECT count(*) FROM operation_evidence WHERE op_id = 'op-1' AND source = 'lookup' AND "
-                  "upstream_status = 200") == "1");
+                  "upstream_status = 200 AND outcome = 'succeeded'") == "1");
+  CHECK(db.scalar("SELECT count(*) FROM operation_evidence WHERE op_id = 'op-1' AND source = 'lookup' AND "
+                  "outcome <> 'unknown' AND outcome <> 'succeeded'") == "0");
   check_problem(send(c, w), 409, "resolved_without_reply");
   // The task takes new operations, and the provider executed op-1 once.
   other.expected_version = 1;
