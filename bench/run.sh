@@ -544,7 +544,7 @@ db_row() {
 }
 
 # db_pair KIND NAMES CLIENTS: the gateway and the naive SQL for one kind of work (protected or
-# claim), in ABBA rounds (one round each from 256 clients up).
+# claim), in ABBA rounds (one round each from 64 clients up).
 db_pair() {
   local kind=$1 names=$2 c=$3 s rounds secs r first
   s=$(short "$names")
