@@ -436,11 +436,11 @@ plot_point() { echo "$2 $3 $4" >>"$plotdata/$1.dat"; }
 # (fsync) moved by a factor of two within minutes. From 64 agents up it is one round each: the
 # gap there is tenfold, and the full run must stay under 10 minutes.
 # Per side, summed over its rounds: acc_ok, acc_window (seconds), acc_raw (CPU ticks for
-# cpu_cols_from), acc_serial, acc_other (database errors), acc_held, acc_notes, and the
+# cpu_cols_from), acc_serial, acc_held, acc_notes, and the
 # latencies in $work/ID.lat.
-declare -A acc_ok acc_window acc_raw acc_serial acc_other acc_held acc_notes
+declare -A acc_ok acc_window acc_raw acc_serial acc_held acc_notes
 acc_reset() {
-  acc_ok[$1]=0 acc_window[$1]=0 acc_raw[$1]="0 0 0 0 0 0 0 0" acc_serial[$1]=0 acc_other[$1]=0 acc_held[$1]=0 acc_notes[$1]=
+  acc_ok[$1]=0 acc_window[$1]=0 acc_raw[$1]="0 0 0 0 0 0 0 0" acc_serial[$1]=0 acc_held[$1]=0 acc_notes[$1]=
   : >"$work/$1.lat"
   rm -f "$work/$1"-r*.json
 }
@@ -449,7 +449,6 @@ acc_add() { # ID OK WINDOW_S: after a measure
   acc_window[$1]=$(awk -v a="${acc_window[$1]}" -v b="$3" 'BEGIN { print a + b }')
   acc_raw[$1]=$(add_raw "${acc_raw[$1]}" "$cpu_raw")
   acc_serial[$1]=$((acc_serial[$1] + db_serial))
-  acc_other[$1]=$((acc_other[$1] + db_errors_other))
   acc_held[$1]=$((acc_held[$1] + held))
 }
 
