@@ -28,6 +28,7 @@
 # pass-through rounds per server, DB_ROUNDS (2, quick 1) rounds per side of each database
 # comparison up to 8 clients (2: gateway, naive, naive, gateway), CONCURRENCY ("1 8 64 256 1000",
 # quick "1 8 64"), NAMES ("sequential random", quick "sequential"), IDLE_CONNECTIONS (10000, quick 1000), POOL=16 gateway database connections,
+# DIRECT=2 connections per I/O thread for decisions made without a worker (database.direct_connections),
 # IO_THREADS=2 (gateway io_threads = nginx worker_processes), PROVIDER_CONNECTIONS=64 (gateway's
 # upstream pool; nginx keeps 64 idle upstream connections per worker), LOAD_THREADS=1
 # (gateway-load event loops), MAX_TRIES=8 (pgbench tries per transaction, as the gateway's
@@ -66,6 +67,7 @@ warmup=${WARMUP:-1}
 rounds=${ROUNDS:-$([ "$quick" = 1 ] && echo 2 || echo 3)}
 db_rounds=${DB_ROUNDS:-$([ "$quick" = 1 ] && echo 1 || echo 2)}
 pool=${POOL:-16}
+direct=${DIRECT:-2}
 io_threads=${IO_THREADS:-2}
 provider_conns=${PROVIDER_CONNECTIONS:-64}
 load_threads=${LOAD_THREADS:-1}
@@ -78,7 +80,7 @@ provport=${BENCH_PROVIDER_PORT:-19473}
 ctlport=${BENCH_CONTROL_PORT:-19474}
 nginxport=${BENCH_NGINX_PORT:-18472}
 plot=${results%.md}.png
-command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" IDLE_CONNECTIONS=$idle_n POOL=$pool IO_THREADS=$io_threads PROVIDER_CONNECTIONS=$provider_conns LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
+command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct IO_THREADS=$io_threads PROVIDER_CONNECTIONS=$provider_conns LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
 
 max_level=1
 for c in "${levels[@]}"; do
@@ -190,11 +192,11 @@ provider_pid=$!
 
 # Dev tokens from config/dev.json; everything else is the benchmark's.
 config=$work/gateway.json
-jq -n --slurpfile dev config/dev.json --argjson gwport "$gwport" --argjson pool "$pool" \
+jq -n --slurpfile dev config/dev.json --argjson gwport "$gwport" --argjson pool "$pool" --argjson direct "$direct" \
   --argjson io "$io_threads" --argjson maxconn $((idle_n + max_level + 1000)) --argjson upconns "$provider_conns" \
   --arg provider "http://127.0.0.1:$provport" '{
     listen: {address: "127.0.0.1", port: $gwport},
-    database: {url_env: "GATEWAY_DATABASE_URL", pool_size: $pool},
+    database: {url_env: "GATEWAY_DATABASE_URL", pool_size: $pool, direct_connections: $direct},
     http: {io_threads: $io, max_connections: $maxconn},
     log: {access: false},
     agents: $dev[0].agents,
@@ -746,7 +748,7 @@ relplot=$(basename -- "$plot")
   echo "| PostgreSQL | $pg_version, private cluster on 127.0.0.1, durable defaults: $(echo "$pg_settings" | tr '\n' ',' | sed 's/,$//; s/,/, /g') |"
   echo "| build | build/release, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1) |"
   echo "| commit | $commit |"
-  echo "| gateway | pool_size $pool, io_threads $io_threads, booking provider max_connections $provider_conns, access log off as nginx's (config: build/bench-logs/gateway.json) |"
+  echo "| gateway | pool_size $pool, direct_connections $direct, io_threads $io_threads, booking provider max_connections $provider_conns, access log off as nginx's (config: build/bench-logs/gateway.json) |"
   echo "| nginx | $nginx_version, worker_processes $io_threads, upstream keepalive 64, proxy_http_version 1.1, Connection \"\", access_log off |"
   echo "| load generator | gateway-load (bench/load.cpp): Asio coroutines on $load_threads thread(s), one keep-alive connection per agent; pgbench -M prepared -j 2, SERIALIZABLE, --max-tries=$max_tries |"
   echo "| data | seeded before the first measurement with $seed_tasks finished tasks x $seed_ops committed operations (bench/pgbench_seed.sql, ${seed_s} s); every measurement adds to it |"

@@ -74,6 +74,9 @@ struct DatabaseConfig {
   // Decisions waiting for a connection at the same moment share one
   // SERIALIZABLE transaction and one commit, up to this many (1: never).
   unsigned group_max = 32;
+  // Connections each I/O thread drives itself, for decisions that are one
+  // statement alone when no decision waits in the pool (0: none).
+  unsigned direct_connections = 2;
 };
 
 // The reconciler: how each gateway looks held operations up at their

@@ -4,8 +4,10 @@
 // a timer, so no worker ever sleeps.
 #pragma once
 
+#include "service/direct_lanes.hpp"
 #include "service/metrics.hpp"
 #include "service/resume.hpp"
+#include "store/pg_params.hpp"
 #include "store/pool.hpp"
 #include "store/transaction.hpp"
 
@@ -50,6 +52,46 @@ class Database {
     static_assert(std::is_same_v<R, std::invoke_result_t<InTx&, pqxx::dbtransaction&>>);
     co_return co_await retried<R>([&] { return submit<R>(alone, &in_tx, lane); });
   }
+
+  // decide_shared(), first tried as one statement alone on a connection
+  // this I/O thread drives itself (service/direct_lanes.hpp), when one is
+  // free and no decision is waiting in the pool to share a commit with.
+  // `ask()` makes the statement: an object with `statement`, `args()`,
+  // `answer(row)` (nullopt: the full decision is needed) and
+  // `refused(sqlstate)` (what an error means instead, if anything). The
+  // pool makes the decision otherwise, `alone(session, tried)` told whether
+  // the statement already ran and answered nullopt.
+  template <class Ask, class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&, bool>>
+  asio::awaitable<R> decide_direct(Ask ask, Alone alone, InTx in_tx, Lane lane = Lane::request) {
+    co_return co_await retried<R>([&]() -> asio::awaitable<R> {
+      bool tried = false;
+      if (direct_ && pool_.queued(lane) == 0)
+        if (auto connection = direct_->take(co_await asio::this_coro::executor)) {
+          auto a = ask();
+          std::optional<R> decided;
+          try {
+            auto result = co_await connection->run(a.statement, PgParams::of(a.args()));
+            decided = a.answer(result.at(0));
+            tried = true;
+          } catch (const PgNotSent&) {
+            // Closed while idle: the pool decides it, as if none were free.
+          } catch (const pqxx::sql_error& e) {
+            decided = a.refused(e.sqlstate());
+            if (!decided) throw;
+          }
+          if (decided) {
+            if (metrics_) metrics_->count_direct_decision();
+            co_return std::move(*decided);
+          }
+        }
+      auto alone_told = [&](Session& s) { return alone(s, tried); };
+      co_return co_await submit<R>(alone_told, &in_tx, lane);
+    });
+  }
+
+  // Gives decide_direct its connections (none until then).
+  void attach(DirectLanes& direct) { direct_ = &direct; }
+  std::size_t direct_open() const { return direct_ ? direct_->open() : 0; }
 
   const RetryPolicy& retry() const { return retry_; }
 
@@ -131,6 +173,7 @@ class Database {
   Pool& pool_;
   RetryPolicy retry_;
   Metrics* metrics_;
+  DirectLanes* direct_ = nullptr;
 };
 
 // Database work of one request, its time added to `spent` (failures too):
@@ -150,6 +193,10 @@ class TimedDatabase {
   template <class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&>>
   asio::awaitable<R> decide_shared(Alone alone, InTx in_tx, Lane lane = Lane::request) {
     return timed<R>(database_.decide_shared(std::move(alone), std::move(in_tx), lane), spent_);
+  }
+  template <class Ask, class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&, bool>>
+  asio::awaitable<R> decide_direct(Ask ask, Alone alone, InTx in_tx, Lane lane = Lane::request) {
+    return timed<R>(database_.decide_direct(std::move(ask), std::move(alone), std::move(in_tx), lane), spent_);
   }
 
  private:

@@ -121,6 +121,12 @@ std::string Metrics::render(const Gauges& g) const {
   out.sample("gateway_db_pool_size", {}, u64{g.pool_size});
   out.family("gateway_db_connections_open", "gauge", "Workers holding an open database connection.");
   out.sample("gateway_db_connections_open", {}, u64{g.open});
+  out.family("gateway_db_direct_connections_open", "gauge",
+             "Database connections the I/O threads drive themselves (database.direct_connections per thread).");
+  out.sample("gateway_db_direct_connections_open", {}, u64{g.direct_open});
+  out.family("gateway_db_direct_decisions_total", "counter",
+             "Decisions made as one statement on an I/O thread's own connection, without a database worker.");
+  out.sample("gateway_db_direct_decisions_total", {}, u64{direct_decisions_.load(std::memory_order_relaxed)});
   out.family("gateway_db_connections_in_use", "gauge", "Database connections running a job now.");
   out.sample("gateway_db_connections_in_use", {}, u64{g.in_use});
   out.family("gateway_db_queue_depth", "gauge", "Database jobs waiting for a worker, by lane.");

@@ -38,6 +38,8 @@ class Metrics {
   // conflicted max_attempts times and gave up (authority_unavailable).
   void count_conflict_retry();
   void count_conflict_give_up();
+  // A decision made on an I/O thread's own connection (service/direct_lanes.hpp).
+  void count_direct_decision() { direct_decisions_.fetch_add(1, std::memory_order_relaxed); }
   // One sweep round: `ok` false when the database was away.
   void count_sweep(bool ok, std::uint64_t swept);
   // One provider lookup: "settled", "held" (answered, nothing settled) or "failed" (not recorded).
@@ -48,6 +50,7 @@ class Metrics {
   // Read at scrape time, not counted.
   struct Gauges {
     std::size_t pool_size = 0, in_use = 0, open = 0;
+    std::size_t direct_open = 0;  // the I/O threads' own connections
     std::size_t queued_requests = 0, queued_outcomes = 0, interrupted = 0;
     std::size_t groups_committed = 0, grouped_decisions = 0, groups_split = 0;  // shared commits
     bool database_reachable = true;
@@ -93,6 +96,7 @@ class Metrics {
   PairCounts lookups_;
   PairCounts resolved_;
   std::optional<std::vector<Held>> held_;
+  std::atomic<std::uint64_t> direct_decisions_{0};
 };
 
 }  // namespace gw

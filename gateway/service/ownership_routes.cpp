@@ -23,8 +23,11 @@ App::Reply App::claim(Call& call) {
   JsonBody body(call.request.body, {"owner", "lease_ms"});
   auto owner = body.label("owner");
   auto lease_ms = body.integer("lease_ms", 1, deps_.config.leases.max_lease.count());
-  auto r = co_await db(call).decide_shared(
-      [&](Session& session) { return deps_.authority.claim(session, scope, owner, lease_ms); },
+  auto r = co_await db(call).decide_direct(
+      [&] { return deps_.authority.fresh_claim(scope, owner, lease_ms); },
+      [&](Session& session, bool fresh_tried) {
+        return deps_.authority.claim(session, scope, owner, lease_ms, fresh_tried);
+      },
       [&](pqxx::dbtransaction& tx) { return deps_.authority.claim(tx, scope, owner, lease_ms); });
   if (r.code != Code::granted) co_return refusal(r.code);
   co_return http::json_reply(Code::granted, {{"grant", grant_json(r.grant, r.expires_at_ms)},

@@ -185,8 +185,9 @@ App::Reply App::proxy(Call& call) {
       (config.forward_budget() + deps_.config.recovery.forward_margin).count()};
   admission.request_id = call.request_id;  // the rejection audit names the request
   const auto asked = std::chrono::steady_clock::now();
-  auto admitted = co_await db(call).decide_shared(
-      [&](Session& s) { return deps_.ledger.admit(s, admission); },
+  auto admitted = co_await db(call).decide_direct(
+      [&] { return deps_.ledger.new_admission(admission); },
+      [&](Session& s, bool new_tried) { return deps_.ledger.admit(s, admission, new_tried); },
       [&](pqxx::dbtransaction& tx) { return deps_.ledger.admit(tx, admission); });
   deps_.metrics.observe_decision("admission", std::chrono::steady_clock::now() - asked);
   switch (admitted.decision.action) {

@@ -4,6 +4,7 @@
 #include "http/tls_context.hpp"
 #include "service/app.hpp"
 #include "service/build_info.hpp"
+#include "service/direct_lanes.hpp"
 #include "service/event_log.hpp"
 #include "service/logger.hpp"
 #include "store/migrations.hpp"
@@ -138,6 +139,10 @@ struct Runtime::Impl {
   // The first also runs the listener, the duties and the upstream pools'
   // housekeeping.
   std::vector<std::unique_ptr<IoContext>> ios;
+  // The I/O threads' own database connections: after `ios`, so destroyed
+  // before them (and after ~Impl's shutdown, which ends every request that
+  // holds one).
+  std::unique_ptr<DirectLanes> direct;
   std::unique_ptr<upstream::Client> upstream;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::unique_ptr<http::Server> server;
@@ -342,6 +347,8 @@ std::uint16_t Runtime::start() {
                             h.header_timeout,   h.read_timeout,   h.max_connections};
   std::vector<asio::io_context*> ios;
   for (auto& io : m.ios) ios.push_back(io.get());
+  m.direct = std::make_unique<DirectLanes>(ios, *m.pool, m.session_options(), d.direct_connections, d.call_timeout);
+  m.database->attach(*m.direct);
   m.server = std::make_unique<http::Server>(
       std::move(ios), limits, [app = m.app.get()](http::Request r) { return app->handle(std::move(r)); },
       [app = m.app.get()](const http::Request& head) { return app->screen(head); });

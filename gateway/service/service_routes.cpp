@@ -32,6 +32,7 @@ App::Reply App::metrics(Call&) {
   g.pool_size = pool.size();
   g.in_use = pool.busy();
   g.open = pool.open_connections();
+  g.direct_open = deps_.database.direct_open();
   g.queued_requests = pool.queued(Lane::request);
   g.queued_outcomes = pool.queued(Lane::outcome);
   g.interrupted = pool.interrupted();

@@ -2,6 +2,7 @@
 
 #include "core/digest.hpp"
 #include "core/ownership.hpp"
+#include "store/pg_result.hpp"
 #include "store/prepared.hpp"
 #include "store/task_snapshot.hpp"
 
@@ -47,46 +48,62 @@ constexpr const char* sequence_exhausted = "2200H";
 
 }  // namespace
 
-std::optional<ClaimResult> AuthorityStore::claim_fresh(pqxx::transaction_base& t, const TaskScope& scope,
-                                                       const std::string& owner, std::int64_t lease_ms) {
+FreshClaim AuthorityStore::fresh_claim(const TaskScope& scope, const std::string& owner, std::int64_t lease_ms) {
   static const std::string wall = claim_fresh_sql(AuthorityClock(false)), manual = claim_fresh_sql(AuthorityClock(true));
-  const Statement statement = clock_.manual() ? Statement{"gw_claim_fresh_manual", manual.c_str()}
-                                              : Statement{"gw_claim_fresh", wall.c_str()};
-  GrantToken token;
-  token.identity.scope = scope;
-  token.identity.owner = owner;
-  token.secret = new_grant_secret();
-  const auto row = exec_prepared(t, statement, scope.tenant, scope.task, owner,
-                                 pqxx::binarystring(sha256(token.secret)), lease_ms, clock_.high_water())
-                       .at(0);
-  const auto now_ms = row[1].as<std::int64_t>();
+  FreshClaim ask{clock_.manual() ? Statement{"gw_claim_fresh_manual", manual.c_str()}
+                                 : Statement{"gw_claim_fresh", wall.c_str()},
+                 {}, owner, lease_ms, clock_.high_water(), {}, pqxx::binarystring(std::string()), this};
+  ask.token.identity.scope = scope;
+  ask.token.identity.owner = owner;
+  ask.token.secret = new_grant_secret();
+  ask.secret_hash = pqxx::binarystring(sha256(ask.token.secret));
+  ask.scope = scope;
+  return ask;
+}
+
+template <class Row>
+std::optional<ClaimResult> AuthorityStore::answer(FreshClaim& ask, const Row& row) {
+  const auto now_ms = row[1].template as<std::int64_t>();
   clock_.observe(now_ms);
   if (row[2].is_null()) return std::nullopt;
   // Inserted: nobody held the task, and the rules say so too. Sent alone it
   // is committed already: the exception means its token is never handed out.
-  const auto decision = decide_claim(std::nullopt, now_ms, lease_ms);
+  const auto decision = decide_claim(std::nullopt, now_ms, ask.lease_ms);
   if (decision.code != Code::granted) throw std::logic_error("a fresh claim the rules refuse");
-  token.identity.realm = row[0].as<std::string>();
-  token.identity.epoch = row[2].as<std::int64_t>();
+  ask.token.identity.realm = row[0].template as<std::string>();
+  ask.token.identity.epoch = row[2].template as<std::int64_t>();
   ClaimResult r;
   r.code = decision.code;
-  r.grant = token.identity;
+  r.grant = ask.token.identity;
   r.expires_at_ms = decision.expires_at_ms;
-  r.token = encode_grant_token(token);
+  r.token = encode_grant_token(ask.token);
   return r;  // a new task's version is 0
+}
+template std::optional<ClaimResult> AuthorityStore::answer(FreshClaim&, const pqxx::row&);
+template std::optional<ClaimResult> AuthorityStore::answer(FreshClaim&, const PgRow&);
+
+std::optional<ClaimResult> FreshClaim::refused(const std::string& sqlstate) {
+  if (sqlstate == sequence_exhausted) return ClaimResult{Code::epoch_exhausted, {}, 0, {}, 0};
+  return std::nullopt;
+}
+
+std::optional<ClaimResult> AuthorityStore::claim_fresh(pqxx::transaction_base& t, const TaskScope& scope,
+                                                       const std::string& owner, std::int64_t lease_ms) {
+  auto ask = fresh_claim(scope, owner, lease_ms);
+  return answer(ask, exec_ask(t, ask).at(0));
 }
 
 ClaimResult AuthorityStore::claim(Session& s, const TaskScope& scope, const std::string& owner,
-                                  std::int64_t lease_ms) {
+                                  std::int64_t lease_ms, bool fresh_tried) {
   try {
     // The first claim of a task commits as its one statement answers
     // (autocommit); any other claim is decided in a transaction.
-    if (lease_ms > 0)
+    if (lease_ms > 0 && !fresh_tried)
       if (auto fresh = autocommit(s, [&](pqxx::transaction_base& t) { return claim_fresh(t, scope, owner, lease_ms); }))
         return std::move(*fresh);
     return serializable(s, [&](pqxx::dbtransaction& tx) { return claim(tx, scope, owner, lease_ms); });
   } catch (const pqxx::sql_error& e) {
-    if (e.sqlstate() == sequence_exhausted) return ClaimResult{Code::epoch_exhausted, {}, 0, {}, 0};
+    if (auto r = FreshClaim::refused(e.sqlstate())) return std::move(*r);
     throw;
   }
 }

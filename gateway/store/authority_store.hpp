@@ -7,10 +7,12 @@
 #include "core/grant.hpp"
 #include "store/authority_clock.hpp"
 #include "store/pool.hpp"
+#include "store/prepared.hpp"
 #include "store/transaction.hpp"
 
 #include <optional>
 #include <string>
+#include <tuple>
 
 namespace gw {
 
@@ -38,13 +40,38 @@ struct TaskView {
   std::optional<std::string> unresolved_state;
 };
 
+class AuthorityStore;
+
+// The first claim of a task, as one statement sent alone (autocommit): the
+// grant is inserted without the task being read first. Its answer is
+// nullopt when the task exists (or its lease would end past the largest
+// time), and the full claim follows in a transaction.
+struct FreshClaim {
+  Statement statement;
+  TaskScope scope;
+  std::string owner;
+  std::int64_t lease_ms = 0;
+  std::int64_t high_water = 0;
+  GrantToken token;  // its secret is new; realm and epoch come with the answer
+  pqxx::binarystring secret_hash;
+  AuthorityStore* store = nullptr;
+  auto args() const { return std::tie(scope.tenant, scope.task, owner, secret_hash, lease_ms, high_water); }
+  // What its one row (libpqxx's or store/pg_result.hpp's) means, and what
+  // a failure with `sqlstate` answers instead (the epoch sequence ran out).
+  template <class Row>
+  std::optional<ClaimResult> answer(const Row& row);
+  static std::optional<ClaimResult> refused(const std::string& sqlstate);
+};
+
 class AuthorityStore {
  public:
   explicit AuthorityStore(AuthorityClock& clock) : clock_(clock) {}
 
   // All of these throw AuthorityUnavailable when the database cannot answer.
+  // `fresh_tried`: the fresh claim was already sent alone and answered
+  // nullopt (service/database.hpp, decide_direct), so only the full claim is left.
   ClaimResult claim(Session& s, const TaskScope& scope, const std::string& owner,
-                    std::int64_t lease_ms);
+                    std::int64_t lease_ms, bool fresh_tried = false);
   // The same claim inside a transaction the caller opened and commits.
   ClaimResult claim(pqxx::dbtransaction& tx, const TaskScope& scope, const std::string& owner,
                     std::int64_t lease_ms);
@@ -63,6 +90,11 @@ class AuthorityStore {
 
   AuthorityClock& clock() { return clock_; }
 
+  // The fresh claim as a statement to send alone.
+  FreshClaim fresh_claim(const TaskScope& scope, const std::string& owner, std::int64_t lease_ms);
+  template <class Row>
+  std::optional<ClaimResult> answer(FreshClaim& ask, const Row& row);
+
  private:
   // The first claim of a task, inserted without reading it first; nullopt
   // when the task exists (or its lease would end past the largest time).
@@ -71,6 +103,11 @@ class AuthorityStore {
                                          std::int64_t lease_ms);
   AuthorityClock& clock_;
 };
+
+template <class Row>
+std::optional<ClaimResult> FreshClaim::answer(const Row& row) {
+  return store->answer(*this, row);
+}
 
 // Runs a short READ COMMITTED statement batch with the same failure
 // mapping as decisions (AuthorityUnavailable, never a raw libpqxx error).

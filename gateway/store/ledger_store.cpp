@@ -4,6 +4,7 @@
 #include "core/fingerprint.hpp"
 #include "core/ownership.hpp"
 #include "store/authority_store.hpp"
+#include "store/pg_result.hpp"
 #include "store/prepared.hpp"
 #include "store/rejection_store.hpp"
 
@@ -193,13 +194,14 @@ AdmissionInput admission_input(const AdmissionRequest& rq, const TaskSnapshot& s
 
 }  // namespace
 
-AdmissionResult LedgerStore::admit(Session& s, const AdmissionRequest& rq) {
+AdmissionResult LedgerStore::admit(Session& s, const AdmissionRequest& rq, bool new_tried) {
   // The usual admission, a new key under the task's current grant, commits
   // as its one statement answers (autocommit); anything else is decided in
   // a transaction, from a fresh read.
   TaskSnapshot snap;
-  if (auto admitted = autocommit(s, [&](pqxx::transaction_base& t) { return admit_if_new(t, rq, snap); }))
-    return std::move(*admitted);
+  if (!new_tried)
+    if (auto admitted = autocommit(s, [&](pqxx::transaction_base& t) { return admit_if_new(t, rq, snap); }))
+      return std::move(*admitted);
   return serializable(s, [&](pqxx::dbtransaction& tx) { return admit(tx, rq); });
 }
 
@@ -220,20 +222,24 @@ AdmissionResult LedgerStore::admit(pqxx::dbtransaction& tx, const AdmissionReque
   return apply_admission(tx, rq, std::move(snap), decision);
 }
 
-std::optional<AdmissionResult> LedgerStore::admit_if_new(pqxx::transaction_base& t, const AdmissionRequest& rq,
-                                                         TaskSnapshot& snap) {
+NewAdmission LedgerStore::new_admission(const AdmissionRequest& rq) {
   static const std::string wall = admit_if_new_sql(AuthorityClock(false)),
                            manual = admit_if_new_sql(AuthorityClock(true));
-  const Statement statement = clock_.manual() ? Statement{"gw_admit_if_new_manual", manual.c_str()}
-                                              : Statement{"gw_admit_if_new", wall.c_str()};
   const auto& id = rq.token.identity;
-  const auto upstream_key = upstream_idempotency_key(rq.scope.tenant, rq.scope.task, rq.operation_id);
-  const auto row = exec_prepared(t, statement, rq.scope.tenant, rq.scope.task, rq.operation_id,
-                                 clock_.high_water(), pqxx::binarystring(rq.fingerprint), rq.method, rq.provider,
-                                 rq.target, rq.expected_version, upstream_key, id.realm, id.owner, id.epoch,
-                                 rq.forward_budget_ms, pqxx::binarystring(sha256(rq.token.secret)),
-                                 id.scope == rq.scope)
-                       .at(0);
+  return NewAdmission{clock_.manual() ? Statement{"gw_admit_if_new_manual", manual.c_str()}
+                                      : Statement{"gw_admit_if_new", wall.c_str()},
+                      rq,
+                      upstream_idempotency_key(rq.scope.tenant, rq.scope.task, rq.operation_id),
+                      clock_.high_water(),
+                      pqxx::binarystring(rq.fingerprint),
+                      pqxx::binarystring(sha256(rq.token.secret)),
+                      id.scope == rq.scope,
+                      this};
+}
+
+template <class Row>
+std::optional<AdmissionResult> LedgerStore::answer(const NewAdmission& ask, const Row& row, TaskSnapshot& snap) {
+  const auto& rq = ask.request;
   snap = parse_snapshot(row, clock_);
   if (row[snapshot_columns].is_null()) return std::nullopt;
   // Inserted: the statement's conditions held, and the rules must agree.
@@ -246,10 +252,18 @@ std::optional<AdmissionResult> LedgerStore::admit_if_new(pqxx::transaction_base&
   r.realm = snap.realm;
   r.version = snap.ledger.version;
   r.attempt = 1;
-  r.upstream_key = upstream_key;
-  r.rows = AdmittedRows{row[snapshot_columns].as<std::string>(), row[snapshot_columns + 1].as<std::string>(),
-                        snap.ledger.version};
+  r.upstream_key = ask.upstream_key;
+  r.rows = AdmittedRows{row[snapshot_columns].template as<std::string>(),
+                        row[snapshot_columns + 1].template as<std::string>(), snap.ledger.version};
   return r;
+}
+template std::optional<AdmissionResult> LedgerStore::answer(const NewAdmission&, const pqxx::row&, TaskSnapshot&);
+template std::optional<AdmissionResult> LedgerStore::answer(const NewAdmission&, const PgRow&, TaskSnapshot&);
+
+std::optional<AdmissionResult> LedgerStore::admit_if_new(pqxx::transaction_base& t, const AdmissionRequest& rq,
+                                                         TaskSnapshot& snap) {
+  const auto ask = new_admission(rq);
+  return answer(ask, exec_ask(t, ask).at(0), snap);
 }
 
 AdmissionResult LedgerStore::apply_admission(pqxx::dbtransaction& tx, const AdmissionRequest& rq, TaskSnapshot snap,

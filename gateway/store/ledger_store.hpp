@@ -8,11 +8,13 @@
 #include "core/ledger.hpp"
 #include "store/authority_clock.hpp"
 #include "store/pool.hpp"
+#include "store/prepared.hpp"
 #include "store/task_snapshot.hpp"
 #include "store/transaction.hpp"
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace gw {
@@ -92,6 +94,31 @@ struct ReceiptResult {
 
 // An outcome's reply as the statements' parameters (ledger_store.cpp).
 struct OutcomeColumns;
+class LedgerStore;
+
+// The usual admission, a new key under the task's current grant, as one
+// statement sent alone (autocommit) that reads the task and inserts the
+// operation. Its answer is nullopt when it inserted nothing (the key
+// exists, or the rules refuse): the full admission follows in a transaction.
+struct NewAdmission {
+  Statement statement;
+  const AdmissionRequest& request;
+  std::string upstream_key;
+  std::int64_t high_water = 0;
+  pqxx::binarystring fingerprint, secret_hash;
+  bool names_task = false;  // the grant names this task
+  LedgerStore* store = nullptr;
+  auto args() const {
+    const auto& id = request.token.identity;
+    return std::tie(request.scope.tenant, request.scope.task, request.operation_id, high_water, fingerprint,
+                    request.method, request.provider, request.target, request.expected_version, upstream_key,
+                    id.realm, id.owner, id.epoch, request.forward_budget_ms, secret_hash, names_task);
+  }
+  // What its one row (libpqxx's or store/pg_result.hpp's) means.
+  template <class Row>
+  std::optional<AdmissionResult> answer(const Row& row);
+  static std::optional<AdmissionResult> refused(const std::string&) { return std::nullopt; }
+};
 
 class LedgerStore {
  public:
@@ -102,7 +129,9 @@ class LedgerStore {
   // (store/rejection_store.hpp), in the same transaction.
   // Each decision alone (its own SERIALIZABLE transaction), or inside one
   // the caller opened and commits (Database::decide_shared).
-  AdmissionResult admit(Session& s, const AdmissionRequest& request);
+  // `new_tried`: NewAdmission was already sent alone and answered nullopt
+  // (service/database.hpp, decide_direct), so only the full admission is left.
+  AdmissionResult admit(Session& s, const AdmissionRequest& request, bool new_tried = false);
   AdmissionResult admit(pqxx::dbtransaction& tx, const AdmissionRequest& request);
   OutcomeResult record_outcome(Session& s, const OutcomeRecord& outcome, const GrantToken& admitted_by);
   OutcomeResult record_outcome(pqxx::dbtransaction& tx, const OutcomeRecord& outcome, const GrantToken& admitted_by);
@@ -112,6 +141,12 @@ class LedgerStore {
   // even with several gateways sweeping one database (row locks, SKIP
   // LOCKED). READ COMMITTED: it never takes SERIALIZABLE predicate locks.
   std::vector<SweptOperation> sweep_abandoned(Session& s, unsigned limit);
+
+  // The usual admission as a statement to send alone, and what its row
+  // means (with the task as read, for the full decision that may follow).
+  NewAdmission new_admission(const AdmissionRequest& request);
+  template <class Row>
+  std::optional<AdmissionResult> answer(const NewAdmission& ask, const Row& row, TaskSnapshot& snap);
 
  private:
   // Writes what `decision` (made on `snap`) says: the rejection row, the
@@ -131,5 +166,11 @@ class LedgerStore {
                                               TaskSnapshot& snap);
   AuthorityClock& clock_;
 };
+
+template <class Row>
+std::optional<AdmissionResult> NewAdmission::answer(const Row& row) {
+  TaskSnapshot snap;
+  return store->answer(*this, row, snap);
+}
 
 }  // namespace gw

@@ -28,7 +28,7 @@ std::string connection_string(const SessionOptions& o) {
       {"keepalives_interval", std::to_string(o.keepalives_interval_s)},
       {"keepalives_count", std::to_string(o.keepalives_count)},
       {"tcp_user_timeout", std::to_string(o.tcp_user_timeout.count())},
-      {"application_name", "write-gateway"},
+      {"application_name", o.application_name},
   };
   const bool uri = o.url.rfind("postgres://", 0) == 0 || o.url.rfind("postgresql://", 0) == 0;
   std::string out = o.url;
@@ -41,6 +41,18 @@ std::string connection_string(const SessionOptions& o) {
     if (uri) sep = '&';
   }
   return out;
+}
+
+std::string session_setup_sql(const SessionOptions& o) {
+  // Per-statement deadlines keep a stuck database from holding a worker.
+  // SERIALIZABLE unless said otherwise: a statement sent outside a
+  // transaction block (store/transaction.hpp, autocommit) is a
+  // SERIALIZABLE transaction of its own; READ COMMITTED work says so.
+  // bytea in hex, the one text form store/pg_result.hpp reads.
+  return "SET default_transaction_isolation = 'serializable'; SET statement_timeout = " +
+         std::to_string(o.statement_timeout.count()) + "; SET lock_timeout = " + std::to_string(o.lock_timeout.count()) +
+         "; SET idle_in_transaction_session_timeout = " + std::to_string(o.statement_timeout.count() * 4) +
+         "; SET bytea_output = 'hex'";
 }
 
 Session::Session(const SessionOptions& options,
@@ -57,15 +69,7 @@ pqxx::connection& Session::connection() {
   try {
     auto c = std::make_unique<pqxx::connection>(connection_string(options_));
     pqxx::nontransaction setup(*c);
-    // Per-statement deadlines keep a stuck database from holding a worker.
-    // SERIALIZABLE unless said otherwise: a statement sent outside a
-    // transaction block (store/transaction.hpp, autocommit) is a
-    // SERIALIZABLE transaction of its own; READ COMMITTED work says so.
-    setup.exec("SET default_transaction_isolation = 'serializable'; SET statement_timeout = " +
-               std::to_string(options_.statement_timeout.count()) +
-               "; SET lock_timeout = " + std::to_string(options_.lock_timeout.count()) +
-               "; SET idle_in_transaction_session_timeout = " +
-               std::to_string(options_.statement_timeout.count() * 4));
+    setup.exec(session_setup_sql(options_));
     setup.commit();
     {
       std::lock_guard lock(socket_mutex_);

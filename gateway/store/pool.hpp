@@ -34,10 +34,14 @@ struct SessionOptions {
   unsigned keepalives_interval_s = 5;
   unsigned keepalives_count = 3;
   std::chrono::milliseconds tcp_user_timeout{10000};  // 0: the kernel's default
+  // What pg_stat_activity shows for these connections.
+  std::string application_name = "write-gateway";
 };
 
 // The libpq connection string for `o`: its url plus the timeouts above.
 std::string connection_string(const SessionOptions& o);
+// What every new connection runs first: isolation, timeouts, bytea format.
+std::string session_setup_sql(const SessionOptions& o);
 
 // What the pool's sessions share for its gauges and its log: how many hold a
 // connection, and whether the last connect succeeded. `changed` is called

@@ -6,6 +6,7 @@
 #include <pqxx/pqxx>
 
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace gw {
@@ -22,6 +23,13 @@ template <class... Args>
 pqxx::result exec_prepared(pqxx::transaction_base& tx, const Statement& statement, Args&&... args) {
   tx.conn().prepare(statement.name, statement.sql);
   return tx.exec_prepared(statement.name, std::forward<Args>(args)...);
+}
+
+// A decision's one statement (`ask.statement`, `ask.args()`: a tuple), sent
+// through libpqxx; service/pg_connection.hpp sends the same ask itself.
+template <class Ask>
+pqxx::result exec_ask(pqxx::transaction_base& tx, const Ask& ask) {
+  return std::apply([&](const auto&... args) { return exec_prepared(tx, ask.statement, args...); }, ask.args());
 }
 
 }  // namespace gw

@@ -1,5 +1,6 @@
 #include "store/task_snapshot.hpp"
 
+#include "store/pg_result.hpp"
 #include "store/prepared.hpp"
 
 #include <pqxx/pqxx>
@@ -46,47 +47,50 @@ TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const 
       exec_prepared(tx, statement, scope.tenant, scope.task, operation_id, clock.high_water()).at(0), clock);
 }
 
-TaskSnapshot parse_snapshot(const pqxx::row& row, AuthorityClock& clock) {
+template <class Row>
+TaskSnapshot parse_snapshot(const Row& row, AuthorityClock& clock) {
   TaskSnapshot s;
-  s.realm = row[0].as<std::string>();
-  s.now_ms = row[1].as<std::int64_t>();
+  s.realm = row[0].template as<std::string>();
+  s.now_ms = row[1].template as<std::int64_t>();
   clock.observe(s.now_ms);
   if (!row[2].is_null()) {
-    s.owner = OwnerRow{row[2].as<std::string>(), row[3].as<std::int64_t>(),
-                       pqxx::binarystring(row[4]).str(), row[5].as<std::int64_t>()};
+    s.owner = OwnerRow{row[2].template as<std::string>(), row[3].template as<std::int64_t>(),
+                       field_bytes(row[4]), row[5].template as<std::int64_t>()};
   }
   if (!row[6].is_null()) {
-    s.ledger.version = row[6].as<std::int64_t>();
-    s.ledger.open_operation = row[7].as<std::optional<std::string>>();
+    s.ledger.version = row[6].template as<std::int64_t>();
+    s.ledger.open_operation = row[7].template as<std::optional<std::string>>();
   }
   if (!row[8].is_null()) {
     StoredOperation op;
-    op.fingerprint = pqxx::binarystring(row[8]).str();
-    op.state = parse_operation_state(row[9].as<std::string>()).value();
-    op.attempts = row[10].as<int>();
-    op.upstream_key = row[11].as<std::string>();
-    op.committed_version = row[12].as<std::optional<std::int64_t>>();
-    op.method = row[18].as<std::string>();
-    op.provider = row[19].as<std::string>();
-    op.target = row[20].as<std::string>();
-    op.expected_version = row[21].as<std::int64_t>();
-    op.forward_deadline_ms = row[22].as<std::optional<std::int64_t>>();
-    if (!row[23].is_null()) op.held_reason = parse_held_reason(row[23].as<std::string>());
+    op.fingerprint = field_bytes(row[8]);
+    op.state = parse_operation_state(row[9].template as<std::string>()).value();
+    op.attempts = row[10].template as<int>();
+    op.upstream_key = row[11].template as<std::string>();
+    op.committed_version = row[12].template as<std::optional<std::int64_t>>();
+    op.method = row[18].template as<std::string>();
+    op.provider = row[19].template as<std::string>();
+    op.target = row[20].template as<std::string>();
+    op.expected_version = row[21].template as<std::int64_t>();
+    op.forward_deadline_ms = row[22].template as<std::optional<std::int64_t>>();
+    if (!row[23].is_null()) op.held_reason = parse_held_reason(row[23].template as<std::string>());
     if (!row[24].is_null())
-      op.resolution = OperationResolution{parse_evidence_source(row[24].as<std::string>()).value(),
-                                          row[25].as<std::int64_t>(), row[26].as<std::int64_t>()};
+      op.resolution = OperationResolution{parse_evidence_source(row[24].template as<std::string>()).value(),
+                                          row[25].template as<std::int64_t>(), row[26].template as<std::int64_t>()};
     if (!row[13].is_null() && !op.resolution) {
       RecordedResponse r;
-      r.status = row[13].as<unsigned>();
-      r.headers_json = row[14].as<std::string>("[]");
-      if (!row[15].is_null()) r.body = pqxx::binarystring(row[15]).str();
-      r.body_sha256 = row[16].as<std::string>("");
-      r.body_length = row[17].as<std::int64_t>(0);
+      r.status = row[13].template as<unsigned>();
+      r.headers_json = row[14].template as<std::string>("[]");
+      if (!row[15].is_null()) r.body = field_bytes(row[15]);
+      r.body_sha256 = row[16].template as<std::string>("");
+      r.body_length = row[17].template as<std::int64_t>(0);
       op.response = std::move(r);
     }
     s.operation = std::move(op);
   }
   return s;
 }
+template TaskSnapshot parse_snapshot(const pqxx::row&, AuthorityClock&);
+template TaskSnapshot parse_snapshot(const PgRow&, AuthorityClock&);
 
 }  // namespace gw

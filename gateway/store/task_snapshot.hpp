@@ -70,7 +70,9 @@ enum class OperationRead { none, by_key, at_location };
 // statement's own.
 std::string snapshot_sql(const AuthorityClock& clock, OperationRead operation);
 inline constexpr int snapshot_columns = 27;
-TaskSnapshot parse_snapshot(const pqxx::row& row, AuthorityClock& clock);
+// `Row`: libpqxx's, or store/pg_result.hpp's.
+template <class Row>
+TaskSnapshot parse_snapshot(const Row& row, AuthorityClock& clock);
 
 TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const TaskScope& scope,
                        const std::optional<std::string>& operation_id);

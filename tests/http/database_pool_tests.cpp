@@ -6,6 +6,7 @@
 #include "support/eventually.hpp"
 #include "support/gateway_fixture.hpp"
 #include "support/parallel.hpp"
+#include "support/pool_probes.hpp"
 
 #include <doctest/doctest.h>
 #include <pqxx/pqxx>
@@ -18,26 +19,14 @@ using namespace gw::test;
 
 namespace {
 
-// LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE, held by an open transaction
-// until release() (or destruction, so a failing test never leaves the
-// gateway's worker blocked).
-class TasksLock {
- public:
-  explicit TasksLock(const std::string& url) : connection_(url), tx_(connection_) {
-    tx_.exec("LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE");
-  }
-  void release() { tx_.abort(); }
-
- private:
-  pqxx::connection connection_;
-  pqxx::work tx_;
-};
-
 // One worker that waits for nothing but the lock; queue and lock limits as given.
 GatewayOptions one_worker(std::int64_t queue_limit, std::int64_t queue_timeout_ms) {
   return {.manual_clock = true, .edit = [=](nlohmann::json& c) {
             auto& d = c["database"];
             d["pool_size"] = 1;
+            // The pool alone: an I/O thread's own connections would take the
+            // claims past it (tests/http/direct_decision_tests.cpp has those).
+            d["direct_connections"] = 0;
             d["queue_limit"] = queue_limit;
             d["queue_timeout_ms"] = queue_timeout_ms;
             d["lock_timeout_ms"] = 600000;
@@ -141,19 +130,6 @@ TEST_CASE("database pool: a request that waited past queue_timeout_ms gets autho
   g.claim("tenant-a", "task-2", "o", 60000);
   CHECK(count_tasks(g) == "2");
 }
-
-namespace {
-
-// One exact series' value in a scrape, or -1 when absent.
-double metric(const Gateway& g, const std::string& series) {
-  auto m = g.client().get("/metrics", "").body;
-  auto at = m.find("\n" + series + " ");
-  if (at == std::string::npos) return -1;
-  auto start = at + series.size() + 2;
-  return std::stod(m.substr(start, m.find('\n', start) - start));
-}
-
-}  // namespace
 
 TEST_CASE("metrics: connections in use is 0 at rest, 1 while a claim waits on a lock in PostgreSQL, 0 again after") {
   Gateway g(one_worker(100, 600000));

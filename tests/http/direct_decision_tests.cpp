@@ -1,0 +1,154 @@
+// database.direct_connections: fresh claims decided on a connection the I/O
+// thread drives itself (service/direct_lanes.hpp), over HTTP against a real
+// PostgreSQL. Faults are real: backends terminated while idle and while
+// the claim waits on a lock the test holds.
+#include "support/eventually.hpp"
+#include "support/gateway_fixture.hpp"
+#include "support/parallel.hpp"
+#include "support/pool_probes.hpp"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+
+using namespace gw;
+using namespace gw::test;
+
+namespace {
+
+// One I/O thread, so the connection a claim is served on is the one whose
+// lane the test has seen open; `direct` connections on it.
+GatewayOptions one_thread(int direct) {
+  return {.manual_clock = true, .edit = [=](nlohmann::json& c) {
+            c["http"]["io_threads"] = 1;
+            c["database"]["direct_connections"] = direct;
+            c["database"]["lock_timeout_ms"] = 600000;
+            c["database"]["statement_timeout_ms"] = 600000;
+          }};
+}
+
+const nlohmann::json claim_body{{"owner", "o"}, {"lease_ms", 60000}};
+
+std::string direct_backends(const Gateway& g, const std::string& where = "true") {
+  return g.db().scalar(
+      "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+      " AND application_name = 'write-gateway-direct' AND " + where);
+}
+
+// Claims new tasks (warm-1, warm-2, ...) until one was decided on a direct
+// connection: the first ones go to the pool while the lane opens its own.
+bool warm_up(Gateway& g) {
+  int n = 0;
+  return eventually([&] {
+    g.claim("tenant-a", "warm-" + std::to_string(++n), "o", 60000);
+    return metric(g, "gateway_db_direct_decisions_total") > 0;
+  });
+}
+
+}  // namespace
+
+TEST_CASE("direct decisions: fresh claims are made on the I/O thread's own connection, in a SERIALIZABLE session") {
+  Gateway g(one_thread(2));
+  g.set_clock(1000);
+  REQUIRE(warm_up(g));
+  CHECK(metric(g, "gateway_db_direct_connections_open") >= 1);
+  CHECK(direct_backends(g) != "0");
+  // Its session refuses to insert unless SERIALIZABLE (the statement's own
+  // guard): a decision counted here was made in that isolation.
+  const auto before = metric(g, "gateway_db_direct_decisions_total");
+  for (int i = 0; i < 5; ++i) {
+    auto r = g.claim("tenant-a", "task-" + std::to_string(i), "o", 60000);
+    CHECK(r["grant"]["epoch"].get<std::int64_t>() > 0);
+  }
+  CHECK(metric(g, "gateway_db_direct_decisions_total") == before + 5);
+  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task LIKE 'task-%'") == "5");
+  CHECK(g.db().scalar("SELECT count(*) FROM task_ledger WHERE task LIKE 'task-%'") == "5");
+  // A claim of a held task is the full decision, made on a worker.
+  auto held = g.client().post_json(task_path("tenant-a", "task-0", "claim"), {{"owner", "p"}, {"lease_ms", 60000}},
+                                   agent_a);
+  CHECK(held.status == 409);
+  CHECK(metric(g, "gateway_db_direct_decisions_total") == before + 5);
+}
+
+TEST_CASE("direct decisions: with direct_connections 0 every claim goes to the workers and none is opened") {
+  Gateway g(one_thread(0));
+  g.set_clock(1000);
+  for (int i = 0; i < 10; ++i) g.claim("tenant-a", "task-" + std::to_string(i), "o", 60000);
+  CHECK(metric(g, "gateway_db_direct_decisions_total") == 0);
+  CHECK(metric(g, "gateway_db_direct_connections_open") == 0);
+  CHECK(direct_backends(g) == "0");
+}
+
+TEST_CASE("direct decisions: a direct connection the database closed while idle is not used, the claim is granted once") {
+  Gateway g(one_thread(1));
+  g.set_clock(1000);
+  REQUIRE(warm_up(g));
+  g.db().exec(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'write-gateway-direct'"
+      " AND datname = current_database()");
+  REQUIRE(eventually([&] { return direct_backends(g) == "0"; }));
+  auto r = g.client().post_json(task_path("tenant-a", "after-kill", "claim"), claim_body, agent_a);
+  CHECK(r.code() == "granted");
+  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'after-kill'") == "1");
+  // The lane replaces it, and decides directly again.
+  const auto before = metric(g, "gateway_db_direct_decisions_total");
+  int n = 0;
+  CHECK(eventually([&] {
+    g.claim("tenant-a", "again-" + std::to_string(++n), "o", 60000);
+    return metric(g, "gateway_db_direct_decisions_total") > before;
+  }));
+}
+
+TEST_CASE("direct decisions: a fresh claim whose connection is cut mid-statement answers 503 and is never sent again") {
+  Gateway g(one_thread(1));
+  g.set_clock(1000);
+  REQUIRE(warm_up(g));
+  Reply reply;
+  std::atomic<bool> done{false};
+  Workers claim;
+  {
+    TasksLock lock(g.db().url());
+    claim.spawn([&] {
+      reply = HttpClient(g.port(), std::chrono::seconds(120))
+                  .post_json(task_path("tenant-a", "cut", "claim"), claim_body, agent_a);
+      done = true;
+    });
+    // Sent on the direct connection, which now waits for the test's lock.
+    REQUIRE(eventually([&] { return direct_backends(g, "wait_event_type = 'Lock'") == "1"; }));
+    g.db().exec(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'write-gateway-direct'"
+        " AND datname = current_database() AND wait_event_type = 'Lock'");
+    claim.join();
+    CHECK(done);
+  }
+  // The gateway cannot know whether it committed: it says so, and does not
+  // try it again on another connection behind the agent's back.
+  check_problem(reply, 503, "authority_unavailable");
+  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'cut'") == "0");
+  // The agent's own retry is a new decision.
+  g.claim("tenant-a", "cut", "o", 60000);
+  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'cut'") == "1");
+}
+
+TEST_CASE("direct decisions: many agents claiming one new task at once: exactly one grant, one epoch") {
+  Gateway g(one_thread(2));
+  g.set_clock(1000);
+  REQUIRE(warm_up(g));
+  constexpr int agents = 16;
+  std::array<Reply, agents> replies;
+  Workers workers;
+  for (int i = 0; i < agents; ++i)
+    workers.spawn([&, i] {
+      replies[i] = HttpClient(g.port(), std::chrono::seconds(60))
+                       .post_json(task_path("tenant-a", "contested", "claim"),
+                                  {{"owner", "agent-" + std::to_string(i)}, {"lease_ms", 60000}}, agent_a);
+    });
+  workers.join();
+  int granted = 0;
+  for (const auto& r : replies) {
+    if (r.code() == "granted") ++granted;
+    else CHECK(r.status == 409);
+  }
+  CHECK(granted == 1);
+  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'contested'") == "1");
+}

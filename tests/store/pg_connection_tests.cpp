@@ -1,0 +1,178 @@
+// service/pg_connection.hpp against a real PostgreSQL: the session it sets
+// up, what it sends and reads back, and each way a statement can fail,
+// caused for real (an error raised in SQL, a backend terminated while idle
+// or mid-statement, a statement that outlives the call timeout).
+#include "service/pg_connection.hpp"
+#include "store/transaction.hpp"
+#include "support/eventually.hpp"
+#include "support/test_database.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <tuple>
+
+using namespace gw;
+using namespace gw::test;
+
+namespace {
+
+struct Connected {
+  TestDatabase db;
+  asio::io_context io;
+  std::shared_ptr<PgConnection> connection;
+
+  explicit Connected(std::chrono::milliseconds call_timeout = std::chrono::milliseconds(10000),
+                     std::chrono::milliseconds statement_timeout = std::chrono::milliseconds(2000)) {
+    SessionOptions o;
+    o.url = db.url();
+    o.statement_timeout = statement_timeout;
+    o.application_name = "pg-connection-test";
+    connection = std::make_shared<PgConnection>(io.get_executor(), open_pg_connection(o), call_timeout);
+    db.exec(
+        "CREATE FUNCTION raise_state(code text) RETURNS int LANGUAGE plpgsql AS"
+        " $$ BEGIN RAISE EXCEPTION 'raised %', code USING ERRCODE = code; END $$");
+  }
+
+  // Runs `sql` with `args` on the connection, on this thread, to the end.
+  template <class... Args>
+  PgResult run(const char* name, const char* sql, const Args&... args) {
+    const Statement statement{name, sql};
+    auto params = PgParams::of(std::make_tuple(args...));
+    auto done = asio::co_spawn(io, awaited(statement, params), asio::use_future);
+    io.restart();
+    io.run();
+    return std::move(*done.get());
+  }
+
+  // run(), as co_spawn wants it (a default-constructible result).
+  asio::awaitable<std::optional<PgResult>> awaited(const Statement& statement, const PgParams& params) {
+    co_return co_await connection->run(statement, params);
+  }
+
+  std::string backend_pid() {
+    return db.scalar("SELECT pid FROM pg_stat_activity WHERE application_name = 'pg-connection-test'");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("pg connection: the session is SERIALIZABLE by default, with the pool's timeouts and hex bytea") {
+  Connected c(std::chrono::milliseconds(10000), std::chrono::milliseconds(1500));
+  auto r = c.run("settings",
+                 "SELECT current_setting('transaction_isolation'), current_setting('statement_timeout'),"
+                 " current_setting('bytea_output'), current_setting('application_name')");
+  CHECK(r.at(0)[0].as<std::string>() == "serializable");
+  CHECK(r.at(0)[1].as<std::string>() == "1500ms");
+  CHECK(r.at(0)[2].as<std::string>() == "hex");
+  CHECK(r.at(0)[3].as<std::string>() == "pg-connection-test");
+}
+
+TEST_CASE("pg connection: text, integers, booleans, nulls and bytea go out and come back unchanged") {
+  Connected c;
+  std::string bytes("\0\x01\xff\\x'\"", 7);
+  for (int i = 0; i < 256; ++i) bytes.push_back(static_cast<char>(i));
+  const std::optional<std::int64_t> none;
+  auto r = c.run("echo", "SELECT $1::text, $2::bigint, $3::boolean, $4::bigint, $5::bytea, octet_length($5)",
+                 std::string("tenant-é \"1\""), std::int64_t{-9223372036854775807 - 1}, true, none,
+                 pqxx::binarystring(bytes));
+  const auto row = r.at(0);
+  CHECK(row[0].as<std::string>() == "tenant-é \"1\"");
+  CHECK(row[1].as<std::int64_t>() == std::numeric_limits<std::int64_t>::min());
+  CHECK(row[2].as<bool>());
+  CHECK(row[3].is_null());
+  CHECK(row[3].as<std::optional<std::int64_t>>() == std::nullopt);
+  CHECK(field_bytes(row[4]) == bytes);
+  CHECK(row[5].as<int>() == static_cast<int>(bytes.size()));
+  CHECK_THROWS_AS(r.at(1), std::out_of_range);
+}
+
+TEST_CASE("pg connection: a statement larger than the socket buffer is written in parts and answered") {
+  Connected c;
+  const std::string big(4 << 20, 'x');
+  auto r = c.run("length", "SELECT length($1::text)", big);
+  CHECK(r.at(0)[0].as<std::int64_t>() == static_cast<std::int64_t>(big.size()));
+}
+
+TEST_CASE("pg connection: an error keeps its SQLSTATE and leaves the connection usable") {
+  Connected c;
+  try {
+    c.run("divide", "SELECT 1 / $1::int", 0);
+    FAIL("no error");
+  } catch (const pqxx::sql_error& e) {
+    CHECK(e.sqlstate() == "22012");
+  }
+  CHECK_FALSE(c.connection->broken());
+  CHECK(c.run("divide", "SELECT 1 / $1::int", 1).at(0)[0].as<int>() == 1);
+}
+
+TEST_CASE("pg connection: a serialization failure is a Conflict, committed nothing, and the connection stays") {
+  Connected c;
+  CHECK_THROWS_AS(c.run("raise", "SELECT raise_state($1)", std::string("40001")), Conflict);
+  CHECK_THROWS_AS(c.run("raise", "SELECT raise_state($1)", std::string("40P01")), Conflict);
+  CHECK_FALSE(c.connection->broken());
+}
+
+TEST_CASE("pg connection: a statement timeout is AuthorityUnavailable and the connection is given up") {
+  Connected c;
+  CHECK_THROWS_AS(c.run("raise", "SELECT raise_state($1)", std::string("57014")), AuthorityUnavailable);
+  CHECK(c.connection->broken());
+  CHECK_THROWS_AS(c.run("one", "SELECT 1"), PgNotSent);
+}
+
+TEST_CASE("pg connection: a backend terminated while idle is found before sending: nothing was sent") {
+  Connected c;
+  c.run("one", "SELECT 1");
+  const auto pid = c.backend_pid();
+  c.db.exec("SELECT pg_terminate_backend(" + pid + ")");
+  REQUIRE(eventually([&] { return c.backend_pid().empty(); }));
+  const auto before = c.db.scalar("SELECT count(*) FROM tasks");
+  CHECK_THROWS_AS(c.run("insert", "INSERT INTO tasks (tenant, task, owner, epoch, secret_hash, expires_at_ms,"
+                                  " granted_at_ms) VALUES ('t', 'never', 'o', 1, '\\x00', 1, 0) RETURNING 1"),
+                  PgNotSent);
+  CHECK(c.connection->broken());
+  CHECK(c.db.scalar("SELECT count(*) FROM tasks") == before);
+}
+
+TEST_CASE("pg connection: a backend terminated mid-statement leaves it in doubt, never sent again") {
+  Connected c(std::chrono::milliseconds(120000), std::chrono::milliseconds(60000));
+  c.run("one", "SELECT 1");
+  const auto pid = c.backend_pid();
+  const Statement slow{"slow", "SELECT pg_sleep(30)"};
+  const PgParams none;
+  auto done = asio::co_spawn(c.io, c.awaited(slow, none), asio::use_future);
+  // Terminated from this thread as soon as the statement is seen running;
+  // the io_context runs on a second thread meanwhile.
+  c.io.restart();
+  std::thread io([&] { c.io.run(); });
+  const bool seen = eventually([&] {
+    return c.db.scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid + " AND query LIKE '%pg_sleep%'"
+                       " AND state = 'active'") == "1";
+  });
+  c.db.exec("SELECT pg_terminate_backend(" + pid + ")");
+  io.join();
+  REQUIRE(seen);
+  try {
+    done.get();
+    FAIL("no error");
+  } catch (const AuthorityUnavailable& e) {
+    CHECK(std::string(e.what()).find("in doubt") != std::string::npos);
+  }
+  CHECK(c.connection->broken());
+  CHECK_THROWS_AS(c.run("one", "SELECT 1"), PgNotSent);
+}
+
+TEST_CASE("pg connection: no answer within the call timeout leaves it in doubt and gives the connection up") {
+  Connected c(std::chrono::milliseconds(300), std::chrono::milliseconds(60000));
+  try {
+    c.run("slow", "SELECT pg_sleep(20)");
+    FAIL("no error");
+  } catch (const AuthorityUnavailable& e) {
+    CHECK(std::string(e.what()).find("no answer within 300 ms") != std::string::npos);
+  }
+  CHECK(c.connection->broken());
+}
