@@ -56,33 +56,23 @@ class Database {
   // decide_shared(), first tried as one statement alone on a connection
   // this I/O thread drives itself (service/direct_lanes.hpp), when one is
   // free and no decision is waiting in the pool to share a commit with.
-  // `ask()` makes the statement: an object with `statement`, `args()`,
+  // `ask()` makes the statement (or an empty optional of it, when it does
+  // not apply to this decision): an object with `statement`, `args()`,
   // `answer(row)` (nullopt: the full decision is needed) and
   // `refused(sqlstate)` (what an error means instead, if anything). The
   // pool makes the decision otherwise, `alone(session, tried)` told whether
-  // the statement already ran and answered nullopt.
+  // the statement already ran and answered nullopt. An ask with
+  // `unfinished()` and `finish(session)` has what it could not write in its
+  // statement written on a worker after a direct answer.
   template <class Ask, class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&, bool>>
   asio::awaitable<R> decide_direct(Ask ask, Alone alone, InTx in_tx, Lane lane = Lane::request) {
     co_return co_await retried<R>([&]() -> asio::awaitable<R> {
       bool tried = false;
       if (direct_ && pool_.queued(lane) == 0)
         if (auto connection = direct_->take(co_await asio::this_coro::executor)) {
-          auto a = ask();
-          std::optional<R> decided;
-          try {
-            auto result = co_await connection->run(a.statement, PgParams::of(a.args()));
-            decided = a.answer(result.at(0));
-            tried = true;
-          } catch (const PgNotSent&) {
-            // Closed while idle: the pool decides it, as if none were free.
-          } catch (const pqxx::sql_error& e) {
-            decided = a.refused(e.sqlstate());
-            if (!decided) throw;
-          }
-          if (decided) {
-            if (metrics_) metrics_->count_direct_decision();
-            co_return std::move(*decided);
-          }
+          auto made = ask();
+          if (auto* a = asked(made))
+            if (auto decided = co_await direct<R>(*connection, *a, tried, lane)) co_return std::move(*decided);
         }
       auto alone_told = [&](Session& s) { return alone(s, tried); };
       co_return co_await submit<R>(alone_told, &in_tx, lane);
@@ -109,6 +99,51 @@ class Database {
   };
 
   struct NotShared {};
+
+  // An ask, or none when `ask()` said it does not apply (an empty optional).
+  template <class T>
+  static T* asked(T& ask) {
+    return &ask;
+  }
+  template <class T>
+  static T* asked(std::optional<T>& ask) {
+    return ask ? &*ask : nullptr;
+  }
+
+  // `a`'s statement on `connection`: the decision, or nullopt for the pool
+  // to make (`tried` set when the statement ran and answered nullopt).
+  template <class R, class Ask>
+  asio::awaitable<std::optional<R>> direct(PgConnection& connection, Ask& a, bool& tried, Lane lane) {
+    std::optional<R> decided;
+    try {
+      auto result = co_await connection.run(a.statement, PgParams::of(a.args()));
+      decided = a.answer(result.at(0));
+      tried = !decided;
+    } catch (const PgNotSent&) {
+      // Closed while idle: the pool decides it, as if none were free.
+    } catch (const pqxx::sql_error& e) {
+      decided = a.refused(e.sqlstate());
+      if (!decided) throw;
+    }
+    if (!decided) co_return decided;
+    if (metrics_) metrics_->count_direct_decision();
+    // What the statement could not write itself, if anything, committed on
+    // its own after it, on a worker.
+    if constexpr (requires(Ask& x, Session& s) { x.finish(s); })
+      if (a.unfinished()) {
+        auto finish = finisher(a);
+        co_await submit<bool>(finish, static_cast<NotShared*>(nullptr), lane);
+      }
+    co_return decided;
+  }
+
+  template <class Ask>
+  static auto finisher(Ask& ask) {
+    return [&ask](Session& s) {
+      ask.finish(s);
+      return true;
+    };
+  }
 
   // One job on the pool, awaited: `alone` on a worker, or, given `in_tx`,
   // possibly staged in a transaction shared with other jobs. `alone` and

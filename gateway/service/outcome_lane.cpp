@@ -104,8 +104,16 @@ asio::awaitable<void> App::keep_recording(std::shared_ptr<PendingOutcome> p) {
     ++tries;
     const auto asked = std::chrono::steady_clock::now();
     try {
-      p->recorded = co_await deps_.database.decide_shared(
-          [&](Session& s) { return deps_.ledger.record_outcome(s, p->record, p->admitted_by); },
+      p->recorded = co_await deps_.database.decide_direct(
+          [&] {
+            // Only an attempt whose admission wrote its rows has them.
+            std::optional<OutcomeAtRows> ask;
+            if (p->record.rows) ask.emplace(deps_.ledger.outcome_at_rows(p->record, p->admitted_by));
+            return ask;
+          },
+          [&](Session& s, bool at_rows_tried) {
+            return deps_.ledger.record_outcome(s, p->record, p->admitted_by, at_rows_tried);
+          },
           [&](pqxx::dbtransaction& tx) { return deps_.ledger.record_outcome(tx, p->record, p->admitted_by); },
           Lane::outcome);
       deps_.metrics.observe_decision("outcome", std::chrono::steady_clock::now() - asked);

@@ -302,57 +302,45 @@ AdmissionResult LedgerStore::apply_admission(pqxx::dbtransaction& tx, const Admi
   return r;
 }
 
-// Built once per outcome: the reply's body is copied into it once.
-struct OutcomeColumns {
-  std::string state;
-  std::optional<unsigned> status;
-  std::optional<std::string> headers, sha;
-  std::optional<std::int64_t> length;
-  pqxx::binarystring body{std::string()};
-  std::optional<std::string> held;
-  explicit OutcomeColumns(const OutcomeRecord& out) : state(name(out.state)) {
-    if (out.response) {
-      status = out.response->status;
-      headers = out.response->headers_json;
-      sha = out.response->body_sha256;
-      length = out.response->body_length;
-      body = pqxx::binarystring(out.response->body);
-    }
-    if (out.state == OperationState::unknown) held = std::string(name(HeldReason::outcome_unknown));
-  }
-};
-
-OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out,
-                                          const GrantToken& admitted_by) {
+OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out, const GrantToken& admitted_by,
+                                          bool at_rows_tried) {
   // The usual outcome, of the attempt in flight at the rows its admission
   // wrote, commits as its one statement answers (autocommit); anything else
   // is recorded in a transaction, from a fresh read.
-  if (out.rows) {
-    const OutcomeColumns c(out);
-    TaskSnapshot snap;
-    if (auto recorded = autocommit(
-            s, [&](pqxx::transaction_base& t) { return record_at_rows(t, out, c, admitted_by, snap); }))
+  if (out.rows && !at_rows_tried) {
+    auto ask = outcome_at_rows(out, admitted_by);
+    if (auto recorded = autocommit(s, [&](pqxx::transaction_base& t) -> std::optional<OutcomeResult> {
+          TaskSnapshot snap;
+          auto r = answer(ask, exec_ask(t, ask).at(0), snap);
+          // Sent alone, the outcome is committed before this, and this
+          // statement commits on its own.
+          if (r && ask.attempt_by_key) record_attempt_by_key(t, ask);
+          return r;
+        }))
       return *recorded;
   }
   return serializable(s, [&](pqxx::dbtransaction& tx) { return record_outcome(tx, out, admitted_by); });
 }
 
-std::optional<OutcomeResult> LedgerStore::record_at_rows(pqxx::transaction_base& tx, const OutcomeRecord& out,
-                                                         const OutcomeColumns& c, const GrantToken& admitted_by,
-                                                         TaskSnapshot& snap) {
+OutcomeAtRows LedgerStore::outcome_at_rows(const OutcomeRecord& out, const GrantToken& admitted_by) {
   static const std::string wall = outcome_if_in_flight_sql(AuthorityClock(false)),
                            manual = outcome_if_in_flight_sql(AuthorityClock(true));
-  const Statement statement = clock_.manual() ? Statement{"gw_outcome_if_in_flight_manual", manual.c_str()}
-                                              : Statement{"gw_outcome_if_in_flight", wall.c_str()};
-  const auto& rows = *out.rows;
-  const auto next = apply_outcome(TaskLedger{rows.version, out.operation_id}, out.operation_id, out.state);
-  std::optional<std::int64_t> committed;
-  if (out.state == OperationState::succeeded) committed = next.version;
-  const auto row = exec_prepared(tx, statement, out.scope.tenant, out.scope.task, out.operation_id,
-                                 clock_.high_water(), rows.operation, c.state, committed, c.status, c.headers,
-                                 c.body, c.sha, c.length, out.attempt, out.detail, next.version,
-                                 next.open_operation, c.held, rows.attempt, rows.version)
-                       .at(0);
+  OutcomeAtRows ask{clock_.manual() ? Statement{"gw_outcome_if_in_flight_manual", manual.c_str()}
+                                    : Statement{"gw_outcome_if_in_flight", wall.c_str()},
+                    out,
+                    admitted_by,
+                    OutcomeColumns(out),
+                    apply_outcome(TaskLedger{out.rows->version, out.operation_id}, out.operation_id, out.state),
+                    std::nullopt,
+                    clock_.high_water(),
+                    this};
+  if (out.state == OperationState::succeeded) ask.committed = ask.next.version;
+  return ask;
+}
+
+template <class Row>
+std::optional<OutcomeResult> LedgerStore::answer(OutcomeAtRows& ask, const Row& row, TaskSnapshot& snap) {
+  const auto& out = ask.outcome;
   snap = parse_snapshot(row, clock_);
   if (row[snapshot_columns].is_null()) return std::nullopt;
   // Written: the statement's conditions held, and the rules must agree
@@ -360,18 +348,32 @@ std::optional<OutcomeResult> LedgerStore::record_at_rows(pqxx::transaction_base&
   const auto& op = snap.operation;
   if (!op || op->state != OperationState::in_flight ||
       !settles_operation(op->state, op->held_reason, op->attempts, out.attempt) ||
-      !(apply_outcome(snap.ledger, out.operation_id, out.state) == next))
+      !(apply_outcome(snap.ledger, out.operation_id, out.state) == ask.next))
     throw std::logic_error("an outcome the rules would not record");
-  // The attempt row moved since admission: by key. Sent alone, the outcome
-  // is committed before this, and this statement commits on its own.
-  if (row[snapshot_columns + 1].as<std::int64_t>() == 0)
-    exec_prepared(tx, attempt_outcome, out.scope.tenant, out.scope.task, out.operation_id, c.state, snap.now_ms,
-                  c.status, out.detail, out.attempt);
+  // The attempt row moved since admission: it is written by key next.
+  ask.attempt_by_key = row[snapshot_columns + 1].template as<std::int64_t>() == 0;
+  ask.now_ms = snap.now_ms;
   OutcomeResult r;
-  r.reply_gate = check_grant(admitted_by, snap.realm, out.scope, snap.owner, snap.now_ms);
+  r.reply_gate = check_grant(ask.admitted_by, snap.realm, out.scope, snap.owner, snap.now_ms);
   r.recorded = true;
-  r.version = row[snapshot_columns].as<std::int64_t>();
+  r.version = row[snapshot_columns].template as<std::int64_t>();
   return r;
+}
+template std::optional<OutcomeResult> LedgerStore::answer(OutcomeAtRows&, const pqxx::row&, TaskSnapshot&);
+template std::optional<OutcomeResult> LedgerStore::answer(OutcomeAtRows&, const PgRow&, TaskSnapshot&);
+
+void LedgerStore::record_attempt_by_key(pqxx::transaction_base& t, const OutcomeAtRows& ask) {
+  const auto& out = ask.outcome;
+  const auto& c = ask.columns;
+  exec_prepared(t, attempt_outcome, out.scope.tenant, out.scope.task, out.operation_id, c.state, ask.now_ms, c.status,
+                out.detail, out.attempt);
+}
+
+void LedgerStore::record_attempt_by_key(Session& s, const OutcomeAtRows& ask) {
+  autocommit(s, [&](pqxx::transaction_base& t) {
+    record_attempt_by_key(t, ask);
+    return true;
+  });
 }
 
 OutcomeResult LedgerStore::record_outcome(pqxx::dbtransaction& tx, const OutcomeRecord& out,
@@ -379,7 +381,11 @@ OutcomeResult LedgerStore::record_outcome(pqxx::dbtransaction& tx, const Outcome
   const OutcomeColumns c(out);
   TaskSnapshot snap;
   if (out.rows) {
-    if (auto recorded = record_at_rows(tx, out, c, admitted_by, snap)) return *recorded;
+    auto ask = outcome_at_rows(out, admitted_by);
+    if (auto recorded = answer(ask, exec_ask(tx, ask).at(0), snap)) {
+      if (ask.attempt_by_key) record_attempt_by_key(tx, ask);
+      return *recorded;
+    }
   }
   // Not at its address any more (a sweep or a resolution changed it): by key.
   const bool at_rows = out.rows && snap.operation;

@@ -92,8 +92,27 @@ struct ReceiptResult {
   std::optional<StoredOperation> operation;
 };
 
-// An outcome's reply as the statements' parameters (ledger_store.cpp).
-struct OutcomeColumns;
+// An outcome's reply as the statements' parameters, built once per
+// outcome: the reply's body is copied into it once.
+struct OutcomeColumns {
+  std::string state;
+  std::optional<unsigned> status;
+  std::optional<std::string> headers, sha;
+  std::optional<std::int64_t> length;
+  pqxx::binarystring body{std::string()};
+  std::optional<std::string> held;
+  explicit OutcomeColumns(const OutcomeRecord& out) : state(name(out.state)) {
+    if (out.response) {
+      status = out.response->status;
+      headers = out.response->headers_json;
+      sha = out.response->body_sha256;
+      length = out.response->body_length;
+      body = pqxx::binarystring(out.response->body);
+    }
+    if (out.state == OperationState::unknown) held = std::string(name(HeldReason::outcome_unknown));
+  }
+};
+
 class LedgerStore;
 
 // The usual admission, a new key under the task's current grant, as one
@@ -120,6 +139,39 @@ struct NewAdmission {
   static std::optional<AdmissionResult> refused(const std::string&) { return std::nullopt; }
 };
 
+// The usual outcome, of the attempt in flight at the rows its admission
+// wrote, as one statement sent alone (autocommit) that reads the task and
+// writes the outcome only if that attempt is still the one in flight. Its
+// answer is nullopt when it wrote nothing: the outcome is then recorded in
+// a transaction, from a fresh read. When the attempt row alone had moved
+// since admission, `attempt_by_key` says its row is still to be written
+// (LedgerStore::record_attempt_by_key), by key.
+struct OutcomeAtRows {
+  Statement statement;
+  const OutcomeRecord& outcome;
+  const GrantToken& admitted_by;
+  OutcomeColumns columns;
+  TaskLedger next;  // the ledger once recorded
+  std::optional<std::int64_t> committed;
+  std::int64_t high_water = 0;
+  LedgerStore* store = nullptr;
+  bool attempt_by_key = false;
+  std::int64_t now_ms = 0;  // authority time the statement wrote at
+  auto args() const {
+    const auto& rows = *outcome.rows;
+    const auto& c = columns;
+    return std::tie(outcome.scope.tenant, outcome.scope.task, outcome.operation_id, high_water, rows.operation,
+                    c.state, committed, c.status, c.headers, c.body, c.sha, c.length, outcome.attempt,
+                    outcome.detail, next.version, next.open_operation, c.held, rows.attempt, rows.version);
+  }
+  template <class Row>
+  std::optional<OutcomeResult> answer(const Row& row);
+  static std::optional<OutcomeResult> refused(const std::string&) { return std::nullopt; }
+  // What is left to write after the answer, on a worker (rare).
+  bool unfinished() const { return attempt_by_key; }
+  void finish(Session& s);
+};
+
 class LedgerStore {
  public:
   explicit LedgerStore(AuthorityClock& clock) : clock_(clock) {}
@@ -133,7 +185,10 @@ class LedgerStore {
   // (service/database.hpp, decide_direct), so only the full admission is left.
   AdmissionResult admit(Session& s, const AdmissionRequest& request, bool new_tried = false);
   AdmissionResult admit(pqxx::dbtransaction& tx, const AdmissionRequest& request);
-  OutcomeResult record_outcome(Session& s, const OutcomeRecord& outcome, const GrantToken& admitted_by);
+  // `at_rows_tried`: OutcomeAtRows was already sent alone and answered
+  // nullopt (decide_direct), so only the full record is left.
+  OutcomeResult record_outcome(Session& s, const OutcomeRecord& outcome, const GrantToken& admitted_by,
+                               bool at_rows_tried = false);
   OutcomeResult record_outcome(pqxx::dbtransaction& tx, const OutcomeRecord& outcome, const GrantToken& admitted_by);
   ReceiptResult receipt(Session& s, const TaskScope& scope, const GrantToken& token,
                         const std::string& operation_id);
@@ -147,6 +202,13 @@ class LedgerStore {
   NewAdmission new_admission(const AdmissionRequest& request);
   template <class Row>
   std::optional<AdmissionResult> answer(const NewAdmission& ask, const Row& row, TaskSnapshot& snap);
+  // The usual outcome as a statement to send alone, what its row means,
+  // and the attempt row written by key when it had moved.
+  OutcomeAtRows outcome_at_rows(const OutcomeRecord& outcome, const GrantToken& admitted_by);
+  template <class Row>
+  std::optional<OutcomeResult> answer(OutcomeAtRows& ask, const Row& row, TaskSnapshot& snap);
+  void record_attempt_by_key(pqxx::transaction_base& t, const OutcomeAtRows& ask);
+  void record_attempt_by_key(Session& s, const OutcomeAtRows& ask);
 
  private:
   // Writes what `decision` (made on `snap`) says: the rejection row, the
@@ -158,14 +220,16 @@ class LedgerStore {
   // nothing. In a transaction, or alone (autocommit).
   std::optional<AdmissionResult> admit_if_new(pqxx::transaction_base& t, const AdmissionRequest& request,
                                               TaskSnapshot& snap);
-  // The outcome of an attempt still in flight at the rows its admission
-  // wrote, in one statement; nullopt (with the snapshot read) otherwise. In
-  // a transaction, or alone (autocommit).
-  std::optional<OutcomeResult> record_at_rows(pqxx::transaction_base& tx, const OutcomeRecord& outcome,
-                                              const OutcomeColumns& columns, const GrantToken& admitted_by,
-                                              TaskSnapshot& snap);
   AuthorityClock& clock_;
 };
+
+template <class Row>
+std::optional<OutcomeResult> OutcomeAtRows::answer(const Row& row) {
+  TaskSnapshot snap;
+  return store->answer(*this, row, snap);
+}
+
+inline void OutcomeAtRows::finish(Session& s) { store->record_attempt_by_key(s, *this); }
 
 template <class Row>
 std::optional<AdmissionResult> NewAdmission::answer(const Row& row) {

@@ -1,0 +1,105 @@
+// A protected write's two decisions, admission and outcome, made on the I/O
+// thread's own database connection (database.direct_connections), seen
+// where they land: the ledger's rows, the provider's requests, /metrics.
+#include "proxy/proxy_fixture.hpp"
+#include "support/eventually.hpp"
+#include "support/pool_probes.hpp"
+
+using namespace gw;
+using namespace gw::test;
+
+namespace {
+
+// The booking provider and a gateway with one I/O thread, so every request
+// is served by the lane the test has seen open.
+struct DirectRig {
+  ProviderProcess provider;
+  Gateway gateway{one_thread(provider)};
+
+  static GatewayOptions one_thread(const ProviderProcess& provider) {
+    auto options = proxy_options(provider);
+    options.edit = [edit = options.edit](nlohmann::json& c) {
+      if (edit) edit(c);
+      c["http"]["io_threads"] = 1;
+      c["database"]["direct_connections"] = 1;
+    };
+    return options;
+  }
+
+  double direct() const { return metric(gateway, "gateway_db_direct_decisions_total"); }
+
+  // Claims task-a, then claims new tasks until the lane has its connection.
+  Write warm() {
+    auto claimed = gateway.claim("tenant-a", "task-a", "region-a", 600000);
+    int n = 0;
+    REQUIRE(eventually([&] {
+      gateway.claim("tenant-a", "warm-" + std::to_string(++n), "o", 600000);
+      return direct() > 0;
+    }));
+    Write w;
+    w.grant = grant_token(claimed);
+    return w;
+  }
+
+  std::string operation(const std::string& key) const {
+    return gateway.db().scalar("SELECT state || ' ' || coalesce(committed_version::text, '-') FROM operations"
+                               " WHERE op_id = '" + key + "'");
+  }
+  std::string attempt(const std::string& key) const {
+    return gateway.db().scalar("SELECT outcome || ' ' || upstream_status FROM operation_attempts WHERE op_id = '" +
+                               key + "'");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("direct decisions: a protected write is admitted and recorded without a worker, forwarded once") {
+  DirectRig rig;
+  auto w = rig.warm();
+  auto c = rig.gateway.client();
+  const auto before = rig.direct();
+  for (int i = 1; i <= 3; ++i) {
+    w.key = "op-" + std::to_string(i);
+    w.body = booking_body("slot-" + std::to_string(i));
+    w.expected_version = i - 1;
+    auto r = send(c, w);
+    CHECK(r.status == 201);
+    CHECK(rig.operation(w.key) == "succeeded " + std::to_string(i));
+    CHECK(rig.attempt(w.key) == "succeeded 201");
+    CHECK(rig.provider.requests_with_key(upstream_key("tenant-a", "task-a", w.key)) == 1);
+  }
+  // Two decisions each: the admission and the outcome.
+  CHECK(rig.direct() == before + 6);
+  CHECK(rig.provider.effect_count() == 3);
+  // An exact retry is the full decision (the key exists): a replay, made on
+  // a worker, and nothing more reaches the provider.
+  auto replay = send(c, w);
+  CHECK(replay.status == 201);
+  CHECK(rig.direct() == before + 6);
+  CHECK(rig.provider.requests_with_key(upstream_key("tenant-a", "task-a", w.key)) == 1);
+}
+
+TEST_CASE("direct decisions: an outcome whose attempt row moved while forwarding is still recorded on that row") {
+  DirectRig rig;
+  auto w = rig.warm();
+  w.key = "op-1";
+  w.body = booking_body("slot-1");
+  rig.provider.hold_next(1);
+  Reply reply;
+  std::thread agent([&] {
+    HttpClient own(rig.gateway.port());
+    reply = send(own, w);
+  });
+  REQUIRE(rig.provider.wait_for_held(1));
+  // Another version of the attempt row (what VACUUM FULL or a repack does
+  // to its address), same values: the outcome's statement misses it.
+  rig.gateway.db().exec("UPDATE operation_attempts SET admitted_ms = admitted_ms WHERE op_id = 'op-1'");
+  const auto before = rig.direct();
+  rig.provider.release();
+  agent.join();
+  CHECK(reply.status == 201);
+  CHECK(rig.direct() == before + 1);
+  CHECK(rig.operation("op-1") == "succeeded 1");
+  CHECK(rig.attempt("op-1") == "succeeded 201");
+  CHECK(rig.gateway.db().scalar("SELECT count(*) FROM operation_evidence") == "0");
+}
