@@ -65,10 +65,15 @@ class DirectLanes::Lane {
   void opened(PgConnPtr c) {
     opening_ = false;
     if (!c) {
-      // Not again for a while: meanwhile every decision goes to the pool.
-      retry_at_ = std::chrono::steady_clock::now() + std::max(session_.reconnect_backoff, std::chrono::milliseconds(1000));
+      // Not again for a while, longer after each failure (a connect to a
+      // database that is away can hold a worker for connect_timeout):
+      // meanwhile every decision goes to the pool.
+      const auto pause = std::min(std::chrono::milliseconds(1000 << std::min(failures_, 5u)), std::chrono::milliseconds(30000));
+      ++failures_;
+      retry_at_ = std::chrono::steady_clock::now() + pause;
       return;
     }
+    failures_ = 0;
     open_.fetch_add(1, std::memory_order_relaxed);
     idle_.push_back(std::make_shared<PgConnection>(io_.get_executor(), std::move(c), call_timeout_));
   }
@@ -81,6 +86,7 @@ class DirectLanes::Lane {
   std::vector<std::shared_ptr<PgConnection>> idle_;
   std::atomic<std::size_t> open_{0};
   bool opening_ = false;
+  unsigned failures_ = 0;  // connects failed in a row
   std::chrono::steady_clock::time_point retry_at_{};
 };
 
