@@ -72,16 +72,21 @@ asio::awaitable<void> PgConnection::flush() {
 }
 
 asio::awaitable<PgResultPtr> PgConnection::results() {
-  PgResultPtr first;
+  // A statement sent alone commits after its rows are sent: an error at
+  // commit (a serialization failure found then, a deferred constraint)
+  // arrives after them, as a result of its own, and rolled it all back.
+  // An error wins over rows, as in libpq's PQexec.
+  PgResultPtr kept;
   for (;;) {
     if (!PQconsumeInput(connection_.get())) throw std::runtime_error(pq_message(PQerrorMessage(connection_.get())));
     while (!PQisBusy(connection_.get())) {
       PgResultPtr next(PQgetResult(connection_.get()));
       if (!next) {
-        if (!first) throw std::runtime_error("the server sent no result");
-        co_return first;
+        if (!kept) throw std::runtime_error("the server sent no result");
+        co_return kept;
       }
-      if (!first) first = std::move(next);
+      const bool error = PQresultStatus(next.get()) == PGRES_FATAL_ERROR;
+      if (!kept || (error && PQresultStatus(kept.get()) != PGRES_FATAL_ERROR)) kept = std::move(next);
     }
     co_await wait(false);
   }

@@ -74,7 +74,8 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   // goodbye before closing): looked at without a round trip.
   bool closed_by_server() const;
   // Writes what libpq holds; then reads until the statement's results are
-  // all in. The first, or a null one when the connection broke.
+  // all in: the first error among them, else the first. Throws
+  // std::runtime_error when the connection broke.
   asio::awaitable<void> flush();
   asio::awaitable<PgResultPtr> results();
   asio::awaitable<void> wait(bool write);

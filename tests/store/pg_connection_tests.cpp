@@ -117,6 +117,19 @@ TEST_CASE("pg connection: a serialization failure is a Conflict, committed nothi
   CHECK_FALSE(c.connection->broken());
 }
 
+TEST_CASE("pg connection: an error at commit, after the rows were sent, is the answer: nothing committed") {
+  Connected c;
+  // A deferred unique check runs at commit, after INSERT ... RETURNING has
+  // sent its row: as a serialization failure found at commit does.
+  c.db.exec("CREATE TABLE deferred (k int UNIQUE DEFERRABLE INITIALLY DEFERRED)");
+  c.db.exec("INSERT INTO deferred VALUES (1)");
+  CHECK_THROWS_AS(c.run("insert_dup", "INSERT INTO deferred VALUES ($1::int) RETURNING k", 1), Conflict);
+  CHECK(c.db.scalar("SELECT count(*) FROM deferred") == "1");
+  CHECK_FALSE(c.connection->broken());
+  CHECK(c.run("insert_dup", "INSERT INTO deferred VALUES ($1::int) RETURNING k", 2).at(0)[0].as<int>() == 2);
+  CHECK(c.db.scalar("SELECT count(*) FROM deferred") == "2");
+}
+
 TEST_CASE("pg connection: a statement timeout is AuthorityUnavailable and the connection is given up") {
   Connected c;
   CHECK_THROWS_AS(c.run("raise", "SELECT raise_state($1)", std::string("57014")), AuthorityUnavailable);
