@@ -34,12 +34,13 @@ void raise_open_file_limit(const gw::Config& config) {
     limit.rlim_cur = limit.rlim_max;
     if (setrlimit(RLIMIT_NOFILE, &limit) != 0) getrlimit(RLIMIT_NOFILE, &limit);
   }
-  std::uint64_t needed = config.http.max_connections + config.database.pool_size + 64;
+  std::uint64_t needed = config.http.max_connections + config.database.pool_size +
+                         std::uint64_t{config.http.io_threads} * config.database.direct_connections + 64;
   for (const auto& p : config.providers) needed += p.max_connections;
   if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed)
     std::cerr << "warning: the open-file limit (" << limit.rlim_cur << ") is below the " << needed
-              << " descriptors this config may use (http.max_connections + database.pool_size + each provider's "
-                 "max_connections + 64); past it the listener backs off until a connection closes"
+              << " descriptors this config may use (http.max_connections + database.pool_size + http.io_threads x "
+                 "database.direct_connections + each provider's max_connections + 64); past it the listener backs off until a connection closes"
               << std::endl;
 }
 

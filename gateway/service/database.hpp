@@ -1,7 +1,9 @@
 // Database work from coroutines. A job runs on a pool worker, which owns the
 // connection; the coroutine waits without holding a thread. A decision that
-// conflicts (store/transaction.hpp) is tried again after a jittered pause on
-// a timer, so no worker ever sleeps.
+// is one statement may instead be sent on a connection of the coroutine's
+// own I/O thread and its answer awaited on the socket (decide_direct). A
+// decision that conflicts (store/transaction.hpp) is tried again after a
+// jittered pause on a timer, so no worker ever sleeps.
 #pragma once
 
 #include "service/direct_lanes.hpp"
