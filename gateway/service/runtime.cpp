@@ -170,6 +170,10 @@ struct Runtime::Impl {
   }
 
   ~Impl() {
+    // Workers first (stop() already did, unless start() failed part-way): a
+    // job still running posts its completion to an io_context, which must
+    // still exist then (the direct lanes' connects too).
+    if (pool) pool->stop();
     // The members below that own I/O objects (server, upstream) are
     // destroyed after this body, against services shut down but not yet
     // destroyed, which Asio allows.
