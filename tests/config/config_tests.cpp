@@ -36,6 +36,20 @@ TEST_CASE("config: a minimal config takes documented defaults") {
   CHECK(c.agents[0].tenants.count("tenant-a") == 1);
 }
 
+TEST_CASE("config: database.direct_connections defaults to 2 per I/O thread, 0 turns them off, at most 64") {
+  CHECK(parse_config(minimal().dump()).database.direct_connections == 2);
+  for (int n : {0, 1, 64}) {
+    auto j = minimal();
+    j["database"]["direct_connections"] = n;
+    CHECK(parse_config(j.dump()).database.direct_connections == static_cast<unsigned>(n));
+  }
+  for (const json& bad : {json(-1), json(65), json(1.5), json("2"), json(true)}) {
+    auto j = minimal();
+    j["database"]["direct_connections"] = bad;
+    CHECK(error_of(j).find("$.database.direct_connections") != std::string::npos);
+  }
+}
+
 TEST_CASE("config: errors name the JSON path of the bad field") {
   auto j = minimal();
   j["database"]["pool_size"] = 0;
