@@ -40,6 +40,9 @@ source "$repo/scripts/lib.sh"
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {
   if [ -n "$gateway_pid" ]; then stop_pid "$gateway_pid" 30; fi
+  # A wrapper that forks the gateway (GATEWAY_WRAP="perf stat ...") may exit on SIGTERM without
+  # passing it on: a gateway still running this config would hold the port for the next run.
+  pkill -TERM -f -- "write-gateway --config $dir/gateway.json" 2>/dev/null || true
   if [ -n "$provider_pid" ]; then stop_pid "$provider_pid" 5; fi
   scripts/pg.sh destroy "$pgdir" >/dev/null 2>&1 || true
 }
