@@ -5,10 +5,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <cerrno>
-
-#include <sys/socket.h>
-
 namespace gw {
 namespace {
 
@@ -46,11 +42,7 @@ PgConnection::~PgConnection() {
 }
 
 bool PgConnection::closed_by_server() const {
-  // Bytes waiting on an idle connection are the server's goodbye (a FATAL
-  // notice from a shutdown or a terminated backend) or its end of stream.
-  char byte = 0;
-  const auto n = ::recv(PQsocket(connection_.get()), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) || PQstatus(connection_.get()) != CONNECTION_OK;
+  return PQstatus(connection_.get()) != CONNECTION_OK || spoke_while_idle(PQsocket(connection_.get()));
 }
 
 asio::awaitable<void> PgConnection::wait(bool write) {

@@ -52,12 +52,11 @@ FreshClaim AuthorityStore::fresh_claim(const TaskScope& scope, const std::string
   static const std::string wall = claim_fresh_sql(AuthorityClock(false)), manual = claim_fresh_sql(AuthorityClock(true));
   FreshClaim ask{clock_.manual() ? Statement{"gw_claim_fresh_manual", manual.c_str()}
                                  : Statement{"gw_claim_fresh", wall.c_str()},
-                 {}, owner, lease_ms, clock_.high_water(), {}, pqxx::binarystring(std::string()), this};
+                 lease_ms, clock_.high_water(), {}, pqxx::binarystring(std::string()), this};
   ask.token.identity.scope = scope;
   ask.token.identity.owner = owner;
   ask.token.secret = new_grant_secret();
   ask.secret_hash = pqxx::binarystring(sha256(ask.token.secret));
-  ask.scope = scope;
   return ask;
 }
 

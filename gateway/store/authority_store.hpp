@@ -48,14 +48,16 @@ class AuthorityStore;
 // time), and the full claim follows in a transaction.
 struct FreshClaim {
   Statement statement;
-  TaskScope scope;
-  std::string owner;
   std::int64_t lease_ms = 0;
   std::int64_t high_water = 0;
-  GrantToken token;  // its secret is new; realm and epoch come with the answer
+  // Scope, owner and a new secret; realm and epoch come with the answer.
+  GrantToken token;
   pqxx::binarystring secret_hash;
   AuthorityStore* store = nullptr;
-  auto args() const { return std::tie(scope.tenant, scope.task, owner, secret_hash, lease_ms, high_water); }
+  auto args() const {
+    const auto& id = token.identity;
+    return std::tie(id.scope.tenant, id.scope.task, id.owner, secret_hash, lease_ms, high_water);
+  }
   // What its one row (libpqxx's or store/pg_result.hpp's) means, and what
   // a failure with `sqlstate` answers instead (the epoch sequence ran out).
   template <class Row>

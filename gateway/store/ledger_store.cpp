@@ -378,15 +378,18 @@ void LedgerStore::record_attempt_by_key(Session& s, const OutcomeAtRows& ask) {
 
 OutcomeResult LedgerStore::record_outcome(pqxx::dbtransaction& tx, const OutcomeRecord& out,
                                           const GrantToken& admitted_by) {
-  const OutcomeColumns c(out);
+  // The reply's columns are built once: the ask's, or here without one.
+  std::optional<OutcomeAtRows> ask;
+  std::optional<OutcomeColumns> own;
   TaskSnapshot snap;
   if (out.rows) {
-    auto ask = outcome_at_rows(out, admitted_by);
-    if (auto recorded = answer(ask, exec_ask(tx, ask).at(0), snap)) {
-      if (ask.attempt_by_key) record_attempt_by_key(tx, ask);
+    ask.emplace(outcome_at_rows(out, admitted_by));
+    if (auto recorded = answer(*ask, exec_ask(tx, *ask).at(0), snap)) {
+      if (ask->attempt_by_key) record_attempt_by_key(tx, *ask);
       return *recorded;
     }
   }
+  const OutcomeColumns& c = ask ? ask->columns : own.emplace(out);
   // Not at its address any more (a sweep or a resolution changed it): by key.
   const bool at_rows = out.rows && snap.operation;
   if (!at_rows) snap = read_task(tx, clock_, out.scope, out.operation_id);

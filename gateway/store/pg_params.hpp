@@ -26,8 +26,9 @@ class PgParams {
   }
 
   void add(const std::string& text) { push(text.data(), text.size(), 0); }
-  void add(const char* text) { add(std::string(text)); }
   void add(bool value) { add(std::string(value ? "t" : "f")); }
+  // A literal would otherwise convert to bool: pass std::string.
+  void add(const char*) = delete;
   void add(const pqxx::binarystring& bytes) {
     push(reinterpret_cast<const char*>(bytes.data()), bytes.size(), 1);
   }

@@ -94,13 +94,15 @@ void Session::discard() {
   if (gone && health_) --health_->open;
 }
 
+bool spoke_while_idle(int socket) {
+  char byte = 0;
+  const auto n = ::recv(socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+}
+
 void Session::drop_if_closed() {
   if (!connection_ || connection_->sock() < 0) return;
-  // Bytes waiting on an idle connection are the server's goodbye (a FATAL
-  // notice from a shutdown or a terminated backend) or its end of stream.
-  char byte = 0;
-  const auto n = ::recv(connection_->sock(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (!(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))) discard();
+  if (spoke_while_idle(connection_->sock())) discard();
 }
 
 void Session::interrupt() {

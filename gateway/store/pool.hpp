@@ -44,6 +44,11 @@ std::string connection_string(const SessionOptions& o);
 // What every new connection runs first: isolation, timeouts, bytea format.
 std::string session_setup_sql(const SessionOptions& o);
 
+// Whether the server sent anything on an idle connection's `socket`: its
+// goodbye (a FATAL notice from a shutdown or a terminated backend) or its
+// end of stream. One non-blocking peek, no round trip.
+bool spoke_while_idle(int socket);
+
 // What the pool's sessions share for its gauges and its log: how many hold a
 // connection, and whether the last connect succeeded. `changed` is called
 // (from a worker thread) once per transition: lost, then regained.

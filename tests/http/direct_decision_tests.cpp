@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <limits>
 
 using namespace gw;
 using namespace gw::test;
@@ -68,6 +69,22 @@ TEST_CASE("direct decisions: fresh claims are made on the I/O thread's own conne
                                    agent_a);
   CHECK(held.status == 409);
   CHECK(metric(g, "gateway_db_direct_decisions_total") == before + 5);
+}
+
+TEST_CASE("direct decisions: a fresh claim past the last epoch is epoch_exhausted, not an internal error") {
+  Gateway g(one_thread(1));
+  g.set_clock(1000);
+  REQUIRE(warm_up(g));
+  g.db().exec("ALTER SEQUENCE epoch_seq RESTART WITH 9223372036854775807");
+  auto last = g.claim("tenant-a", "last", "o", 60000);
+  CHECK(last["grant"]["epoch"].get<std::int64_t>() == std::numeric_limits<std::int64_t>::max());
+  const auto before = metric(g, "gateway_db_direct_decisions_total");
+  // The sequence errors out inside the statement sent on the direct
+  // connection: that SQLSTATE is the claim's answer, as on a worker.
+  auto over = g.client().post_json(task_path("tenant-a", "over", "claim"), claim_body, agent_a);
+  check_problem(over, 409, "epoch_exhausted");
+  CHECK(metric(g, "gateway_db_direct_decisions_total") == before + 1);
+  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'over'") == "0");
 }
 
 TEST_CASE("direct decisions: with direct_connections 0 every claim goes to the workers and none is opened") {
