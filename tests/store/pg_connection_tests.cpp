@@ -55,7 +55,10 @@ struct Connected {
   }
 
   std::string backend_pid() {
-    return db.scalar("SELECT pid FROM pg_stat_activity WHERE application_name = 'pg-connection-test'");
+    // This test's database only: tests running side by side share the server.
+    return db.scalar(
+        "SELECT pid FROM pg_stat_activity WHERE application_name = 'pg-connection-test'"
+        " AND datname = current_database()");
   }
 };
 
