@@ -59,31 +59,47 @@ std::string to_hex(std::string_view bytes) {
 
 std::string sha256_hex(std::string_view bytes) { return to_hex(sha256(bytes)); }
 
-std::string random_bytes(std::size_t count) {
-  // Every request takes ids from here (request, trace, span): drawing them
-  // from a per-thread block of CSPRNG output costs one RAND_bytes call (and
-  // its fork check, a getpid system call) per block instead of three per
-  // request. Each byte is handed out once.
+namespace {
+
+// Every request takes ids from here (request, trace, span): drawing them
+// from a per-thread block of CSPRNG output costs one RAND_bytes call (and
+// its fork check, a getpid system call) per block instead of three per
+// request. Each byte is handed out once.
+void draw_random(unsigned char* out, std::size_t count) {
   struct Block {
     std::array<unsigned char, 512> bytes;
     std::size_t used = 512;
   };
   thread_local Block block;
-  std::string out(count, '\0');
   if (count > block.bytes.size()) {
-    if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(count)) != 1)
-      throw std::runtime_error("RAND_bytes failed");
-    return out;
+    if (RAND_bytes(out, static_cast<int>(count)) != 1) throw std::runtime_error("RAND_bytes failed");
+    return;
   }
   if (block.bytes.size() - block.used < count) {
     if (RAND_bytes(block.bytes.data(), static_cast<int>(block.bytes.size())) != 1)
       throw std::runtime_error("RAND_bytes failed");
     block.used = 0;
   }
-  std::copy_n(block.bytes.data() + block.used, count, out.data());
+  std::copy_n(block.bytes.data() + block.used, count, out);
   OPENSSL_cleanse(block.bytes.data() + block.used, count);
   block.used += count;
+}
+
+}  // namespace
+
+std::string random_bytes(std::size_t count) {
+  std::string out(count, '\0');
+  draw_random(reinterpret_cast<unsigned char*>(out.data()), count);
   return out;
+}
+
+std::string random_hex(std::size_t count) {
+  std::array<unsigned char, 64> bytes;
+  if (count > bytes.size()) return to_hex(random_bytes(count));
+  draw_random(bytes.data(), count);
+  const auto hex = to_hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), count));
+  OPENSSL_cleanse(bytes.data(), count);
+  return hex;
 }
 
 bool constant_time_equal(std::string_view a, std::string_view b) {

@@ -17,6 +17,10 @@ std::string to_hex(std::string_view bytes);
 // `count` bytes from the OS CSPRNG; throws if it cannot deliver.
 std::string random_bytes(std::size_t count);
 
+// The same bytes as lower-case hex (2 * count characters), drawn without an
+// intermediate string: request, trace and span ids.
+std::string random_hex(std::size_t count);
+
 // Equality that does not leak where two secrets differ.
 bool constant_time_equal(std::string_view a, std::string_view b);
 

@@ -42,12 +42,4 @@ std::optional<std::int64_t> checked_add(std::int64_t a, std::int64_t b) {
   return a + b;
 }
 
-bool ascii_iequals(std::string_view a, std::string_view b) {
-  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (lower(a[i]) != lower(b[i])) return false;
-  return true;
-}
-
 }  // namespace gw

@@ -21,8 +21,16 @@ bool is_label(std::string_view value);
 // negatives are not integers.
 std::optional<std::int64_t> json_integer(const nlohmann::json& value);
 
-// ASCII case-insensitive equality: header names, methods, schemes.
-bool ascii_iequals(std::string_view a, std::string_view b);
+// ASCII case-insensitive equality: header names, methods, schemes. Inline:
+// every request compares each of its headers against dozens of names, and
+// nearly every pair differs in length.
+inline bool ascii_iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (lower(a[i]) != lower(b[i])) return false;
+  return true;
+}
 
 // A decimal header value: digits only, no sign or spaces, in [0, 2^63-1].
 std::optional<std::int64_t> decimal_integer(std::string_view text);

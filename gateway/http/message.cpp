@@ -4,8 +4,6 @@
 
 namespace gw::http {
 
-bool iequals(std::string_view a, std::string_view b) { return ascii_iequals(a, b); }
-
 std::optional<std::string_view> find_header(const Fields& fields, std::string_view name) {
   for (const auto& [k, v] : fields)
     if (iequals(k, name)) return std::string_view(v);

@@ -3,6 +3,8 @@
 // (only Asio's awaitable, to answer as a coroutine).
 #pragma once
 
+#include "core/labels.hpp"
+
 #include <boost/asio/awaitable.hpp>
 
 #include <functional>
@@ -16,7 +18,7 @@ namespace gw::http {
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
-bool iequals(std::string_view a, std::string_view b);
+inline bool iequals(std::string_view a, std::string_view b) { return ascii_iequals(a, b); }
 
 // First value of a header, names compared case-insensitively.
 std::optional<std::string_view> find_header(const Fields& fields, std::string_view name);

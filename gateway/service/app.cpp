@@ -39,9 +39,9 @@ App::Reply App::handle(http::Request request) {
   const auto started = std::chrono::steady_clock::now();
   Call call;
   auto id = request.header("X-Request-Id");
-  call.request_id = id && is_label(*id) ? std::string(*id) : to_hex(random_bytes(12));
+  call.request_id = id && is_label(*id) ? std::string(*id) : random_hex(12);
   call.trace = continue_trace(all_headers(request.headers, "traceparent"), all_headers(request.headers, "tracestate"),
-                              to_hex(random_bytes(16)));
+                              random_hex(16));
   call.request = std::move(request);
   std::optional<http::Response> reply;
   try {
@@ -122,9 +122,9 @@ std::optional<http::Response> App::screen(const http::Request& head) {
   Call call;
   call.request = head;
   auto id = head.header("X-Request-Id");
-  call.request_id = id && is_label(*id) ? std::string(*id) : to_hex(random_bytes(12));
+  call.request_id = id && is_label(*id) ? std::string(*id) : random_hex(12);
   call.trace = continue_trace(all_headers(head.headers, "traceparent"), all_headers(head.headers, "tracestate"),
-                              to_hex(random_bytes(16)));
+                              random_hex(16));
   std::optional<http::Response> refusal;
   std::string_view allow;
   try {

@@ -5,6 +5,7 @@
 #include "config/config.hpp"
 #include "http/message.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <set>
 #include <string>
@@ -27,9 +28,15 @@ class Authenticator {
   explicit Authenticator(const Config& config);
   // Null: no `Authorization: Bearer` header, or a token nobody holds. The
   // principal is shared, not copied: this runs on every request.
+  // The last few tokens a thread saw accepted are kept with their principal
+  // (auth.cpp), so a kept-alive agent's token is hashed once, not per request.
   std::shared_ptr<const Principal> authenticate(const http::Request& request) const;
 
  private:
+  // Unique per instance, never reused: the recent-token entries of an
+  // Authenticator a reload replaced never match its successor, even at the
+  // same address.
+  std::uint64_t generation_;
   // Keyed by the raw 32-byte SHA-256 of the token (config writes it in hex).
   std::unordered_map<std::string, std::shared_ptr<const Principal>> by_digest_;
 };

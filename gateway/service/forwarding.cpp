@@ -26,8 +26,10 @@ bool in(std::string_view name, auto const& names) {
   return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return iequals(n, name); });
 }
 
-// Header names listed in any Connection header are hop-by-hop too.
-bool named_by_connection(std::string_view name, const http::Fields& headers) {
+// The header names that the list's Connection headers name: hop-by-hop too.
+// Collected once per list (none, nearly always), not once per header.
+std::vector<std::string_view> connection_named(const http::Fields& headers) {
+  std::vector<std::string_view> names;
   for (const auto& [k, v] : headers) {
     if (!iequals(k, "Connection")) continue;
     std::string_view rest = v;
@@ -36,12 +38,12 @@ bool named_by_connection(std::string_view name, const http::Fields& headers) {
       auto token = rest.substr(0, comma);
       while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
       while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
-      if (iequals(token, name)) return true;
+      if (!token.empty()) names.push_back(token);
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }
   }
-  return false;
+  return names;
 }
 
 bool prefixed(std::string_view name, std::string_view prefix) {
@@ -60,8 +62,9 @@ http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p
                               const ForwardContext& context, const std::optional<FenceHeaders>& fence) {
   http::Fields out;
   out.reserve(agent.size() + 9);  // the agent's, less the dropped, plus at most nine of ours
+  const auto hop_named = connection_named(agent);
   for (const auto& [k, v] : agent) {
-    if (in(k, hop_by_hop) || in(k, gateway_headers) || named_by_connection(k, agent)) continue;
+    if (in(k, hop_by_hop) || in(k, gateway_headers) || in(k, hop_named)) continue;
     if (prefixed(k, "Gateway-") || prefixed(k, "X-Forwarded-")) continue;
     if (iequals(k, p.credential_header) || iequals(k, p.idempotency_header) || iequals(k, p.fence_realm_header) ||
         iequals(k, p.fence_epoch_header) || iequals(k, p.fence_owner_header))
@@ -88,19 +91,21 @@ http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p
   return out;
 }
 
-http::Fields reply_headers(const http::Fields& provider_headers, const ProviderConfig& p) {
-  http::Fields out;
-  out.reserve(provider_headers.size());
-  for (const auto& [k, v] : provider_headers) {
-    if (in(k, hop_by_hop) || named_by_connection(k, provider_headers)) continue;
-    if (iequals(k, "Set-Cookie") || iequals(k, "Date")) continue;
+http::Fields reply_headers(http::Fields provider_headers, const ProviderConfig& p) {
+  // Filtered in place: the kept fields are moved, never copied. The names
+  // Connection lists are copied first, since the filter moves the list.
+  std::vector<std::string> hop_named;
+  for (auto name : connection_named(provider_headers)) hop_named.emplace_back(name);
+  std::erase_if(provider_headers, [&](const http::Fields::value_type& field) {
+    const auto& [k, v] = field;
+    if (in(k, hop_by_hop) || in(k, hop_named)) return true;
+    if (iequals(k, "Set-Cookie") || iequals(k, "Date")) return true;
     // The gateway's own reply headers: a provider must not be able to make
     // a pass-through or a rejection look committed or replayed.
-    if (prefixed(k, "Gateway-") || iequals(k, "Committed-Version") || iequals(k, "Idempotent-Replayed")) continue;
-    if (p.reveals_credential(v)) continue;
-    out.emplace_back(k, v);
-  }
-  return out;
+    if (prefixed(k, "Gateway-") || iequals(k, "Committed-Version") || iequals(k, "Idempotent-Replayed")) return true;
+    return p.reveals_credential(v);
+  });
+  return provider_headers;
 }
 
 std::string upstream_target(const ProviderConfig& p, std::string_view rest, std::string_view query) {

@@ -44,8 +44,9 @@ http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p
 // Provider -> agent: drops hop-by-hop and framing headers, Set-Cookie and
 // Date (they belong to one exchange, not to a replay), the gateway's own
 // headers (Gateway-*, Committed-Version, Idempotent-Replayed), and any header
-// that would carry one of the provider's credentials back.
-http::Fields reply_headers(const http::Fields& provider_headers, const ProviderConfig& provider);
+// that would carry one of the provider's credentials back. By value: the
+// kept fields are moved through, in order.
+http::Fields reply_headers(http::Fields provider_headers, const ProviderConfig& provider);
 
 // The upstream request target: the provider's base path, then the agent's
 // path after .../providers/{name} and its query, byte for byte (never

@@ -52,9 +52,11 @@ http::Response passthrough(upstream::Result result, const ProviderConfig& config
   }
   auto& r = *result.response;
   auto fields = to_fields(std::move(r.headers));
-  auto reply = provider_reply(r.status, reply_headers(fields, config), std::move(r.body));
+  std::optional<std::string> length;  // read before the filter drops it
   if (head)
-    if (auto length = http::find_header(fields, "Content-Length")) reply.content_length_override = std::string(*length);
+    if (auto l = http::find_header(fields, "Content-Length")) length = std::string(*l);
+  auto reply = provider_reply(r.status, reply_headers(std::move(fields), config), std::move(r.body));
+  reply.content_length_override = std::move(length);
   return reply;
 }
 
@@ -127,7 +129,7 @@ App::Reply App::proxy(Call& call) {
                          rq.header("Host") ? std::optional<std::string>(*rq.header("Host")) : std::nullopt};
   // The forward is the gateway's span in the caller's trace (or a new one).
   call.provider = config.name;
-  call.span_id = to_hex(random_bytes(8));
+  call.span_id = random_hex(8);
   if (call.span_id == "0000000000000000") call.span_id.back() = '1';  // all-zero is invalid
   context.traceparent = format_traceparent(call.trace, call.span_id);
   context.tracestate = call.trace.tracestate;

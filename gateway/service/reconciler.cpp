@@ -84,7 +84,7 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
   // A read with the operation's tenant's credential: no fence, no
   // idempotency key. A tenant the provider config no longer has an account
   // for is not looked up under another's: the operation stays held.
-  const std::string request_id = "lookup-" + to_hex(random_bytes(8));
+  const std::string request_id = "lookup-" + random_hex(8);
   const std::string* credential = provider.credential_for(due.scope.tenant);
   upstream::Result result;
   std::string_view failure = "the provider config has no credential for this tenant; nothing was sent";

@@ -6,6 +6,7 @@
 // handler behind everything else the thread has to do.
 #pragma once
 
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -27,20 +28,30 @@ template <class T, class Start>
 asio::awaitable<T> resume_on(Start start) {
   return asio::async_initiate<const asio::use_awaitable_t<>&, void(T)>(
       [](auto handler, Start start) {
+        // One allocation for all the callback needs (the handler, its
+        // executor, whether start() has returned): the callback itself holds
+        // only the pointer, which std::function keeps without allocating.
+        using Handler = decltype(handler);
+        using Executor = asio::associated_executor_t<Handler>;
+        struct State {
+          State(Handler h, Executor e) : handler(std::move(h)), executor(std::move(e)) {}
+          Handler handler;
+          Executor executor;
+          // A callback made inside start() (a refusal on the spot) must not
+          // resume the coroutine while it is still being suspended: until
+          // start() has returned, the resumption is always queued.
+          std::atomic<bool> started{false};
+        };
         auto executor = asio::get_associated_executor(handler);
-        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-        // A callback made inside start() (a refusal on the spot) must not
-        // resume the coroutine while it is still being suspended: until
-        // start() has returned, the resumption is always queued.
-        auto started = std::make_shared<std::atomic<bool>>(false);
-        start(executor, std::function<void(T)>([shared, executor, started](T value) {
-          auto resume = [shared, value = std::move(value)]() mutable { (*shared)(std::move(value)); };
-          if (started->load(std::memory_order_acquire))
-            asio::dispatch(executor, std::move(resume));
+        auto state = std::make_shared<State>(std::move(handler), executor);
+        start(executor, std::function<void(T)>([state](T value) {
+          auto resume = [state, value = std::move(value)]() mutable { state->handler(std::move(value)); };
+          if (state->started.load(std::memory_order_acquire))
+            asio::dispatch(state->executor, std::move(resume));
           else
-            asio::post(executor, std::move(resume));
+            asio::post(state->executor, std::move(resume));
         }));
-        started->store(true, std::memory_order_release);
+        state->started.store(true, std::memory_order_release);
       },
       asio::use_awaitable, std::move(start));
 }

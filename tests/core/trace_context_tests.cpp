@@ -11,12 +11,12 @@ using namespace gw;
 namespace {
 const std::string trace = "4bf92f3577b34da6a3ce929d0e0e4736";
 const std::string parent = "00f067aa0ba902b7";
-const std::string valid = "00-" + trace + "-" + parent + "-01";
+const std::string valid_header = "00-" + trace + "-" + parent + "-01";
 const std::string fresh = "11111111111111111111111111111111";
 }  // namespace
 
 TEST_CASE("traceparent: the spec's example and its fields") {
-  auto p = parse_traceparent(valid);
+  auto p = parse_traceparent(valid_header);
   REQUIRE(p);
   CHECK(p->trace_id == trace);
   CHECK(p->parent_id == parent);
@@ -35,7 +35,7 @@ TEST_CASE("traceparent: invalid values are refused") {
                                 "00-" + trace + "-" + zeros16 + "-01",
                                 "ff-" + trace + "-" + parent + "-01",
                                 "00-4BF92F3577B34DA6A3CE929D0E0E4736-" + parent + "-01",
-                                valid + "-extra",
+                                valid_header + "-extra",
                                 "00-" + trace.substr(1) + "-" + parent + "-01",
                                 "00_" + trace + "-" + parent + "-01",
                                 "00-" + trace + "-" + parent + "-0g",
@@ -83,7 +83,7 @@ TEST_CASE("tracestate: well-formed lists pass, others and long ones do not") {
 }
 
 TEST_CASE("continue_trace: one valid traceparent continues its trace with its tracestate") {
-  auto t = continue_trace({valid}, {"rojo=1", "congo=2"}, fresh);
+  auto t = continue_trace({valid_header}, {"rojo=1", "congo=2"}, fresh);
   CHECK(t.trace_id == trace);
   CHECK(t.parent_id == parent);
   CHECK(t.flags == 1);
@@ -95,7 +95,7 @@ TEST_CASE("continue_trace: one valid traceparent continues its trace with its tr
 
 TEST_CASE("continue_trace: an invalid, missing or repeated traceparent starts a new trace without tracestate") {
   for (const auto& parents : {std::vector<std::string_view>{}, std::vector<std::string_view>{"garbage"},
-                              std::vector<std::string_view>{valid, valid}}) {
+                              std::vector<std::string_view>{valid_header, valid_header}}) {
     auto t = continue_trace(parents, {"rojo=1"}, fresh);
     CHECK(t.trace_id == fresh);
     CHECK_FALSE(t.parent_id);
@@ -103,8 +103,8 @@ TEST_CASE("continue_trace: an invalid, missing or repeated traceparent starts a 
     CHECK(format_traceparent(t, "b7ad6b7169203331") == "00-" + fresh + "-b7ad6b7169203331-00");
   }
   // A malformed or oversized tracestate is dropped; the trace goes on.
-  auto t = continue_trace({valid}, {"Bad=1"}, fresh);
+  auto t = continue_trace({valid_header}, {"Bad=1"}, fresh);
   CHECK(t.trace_id == trace);
   CHECK_FALSE(t.tracestate);
-  CHECK_FALSE(continue_trace({valid}, {"k=" + std::string(600, 'v')}, fresh).tracestate);
+  CHECK_FALSE(continue_trace({valid_header}, {"k=" + std::string(600, 'v')}, fresh).tracestate);
 }
