@@ -97,7 +97,7 @@ std::string random_hex(std::size_t count) {
   std::array<unsigned char, 64> bytes;
   if (count > bytes.size()) return to_hex(random_bytes(count));
   draw_random(bytes.data(), count);
-  const auto hex = to_hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), count));
+  auto hex = to_hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), count));
   OPENSSL_cleanse(bytes.data(), count);
   return hex;
 }

@@ -48,7 +48,7 @@ App::Reply App::handle(http::Request request) {
     auto target = split_target(call.request.target);
     if (!target) throw Rejection(Code::invalid_request, "request target is not a valid origin-form path");
     call.target = std::move(*target);
-    reply = co_await dispatch(call);
+    if (const auto handler = dispatch(call, reply)) reply = co_await (this->*handler)(call);
   } catch (const Rejection& r) {
     reply = http::problem(r.code, r.what());
   } catch (const AuthorityUnavailable& e) {
@@ -178,7 +178,7 @@ std::optional<App::Route> App::route_for(const std::vector<std::string>& s) cons
   // A gated route does not exist at all without its feature: 404, not 405.
   if (spec->gate == RouteGate::manual_clock && !deps_.authority.clock().manual()) return std::nullopt;
   if (spec->gate == RouteGate::providers && !reconciler_) return std::nullopt;
-  Reply (App::*handler)(Call&) = nullptr;
+  Handler handler = nullptr;
   // No default: a route added to the table without a handler does not compile (-Wswitch).
   switch (spec->id) {
     case RouteId::healthz: handler = &App::healthz; break;
@@ -208,16 +208,19 @@ std::optional<App::Route> App::route_for(const std::vector<std::string>& s) cons
   return Route{spec->name, spec->method, handler};
 }
 
-App::Reply App::dispatch(Call& call) {
+App::Handler App::dispatch(Call& call, std::optional<http::Response>& refused) {
   const auto route = route_for(call.target.segments);
-  if (!route) co_return http::problem(Code::not_found, "no such route");
+  if (!route) {
+    refused = http::problem(Code::not_found, "no such route");
+    return nullptr;
+  }
   call.route = route->name;
   if (!route->method.empty() && call.request.method != route->method) {
-    auto r = http::problem(Code::method_not_allowed, "use " + std::string(route->method) + " here");
-    r.set("Allow", std::string(route->method));
-    co_return r;
+    refused = http::problem(Code::method_not_allowed, "use " + std::string(route->method) + " here");
+    refused->set("Allow", std::string(route->method));
+    return nullptr;
   }
-  co_return co_await (this->*route->handler)(call);
+  return route->handler;
 }
 
 const Principal& App::require_principal(Call& call) {

@@ -102,11 +102,15 @@ class App {
   struct PendingOutcome;
 
  private:
-  Reply dispatch(Call& call);
+  using Handler = Reply (App::*)(Call&);
+  // The handler of the request's route, with call.route set; or null, with
+  // the refusal (no such route, or another method) in `refused`. Not a
+  // coroutine: the handler's own is the only frame a request adds here.
+  Handler dispatch(Call& call, std::optional<http::Response>& refused);
   struct Route {
     std::string_view name;
     std::string_view method;  // empty: any
-    Reply (App::*handler)(Call&);
+    Handler handler;
   };
   // The route of service/route_table.hpp for these segments, with its handler;
   // nullopt also for a gated route this gateway does not serve.
