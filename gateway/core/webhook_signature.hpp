@@ -6,6 +6,8 @@
 // keys and the time; nothing here reads a clock, a socket or the database.
 #pragma once
 
+#include "core/header_field.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,7 +47,7 @@ struct WebhookVerification {
   bool ok() const { return !refusal; }
 };
 
-using WebhookHeaders = std::vector<std::pair<std::string, std::string>>;  // as gw::http::Fields
+using WebhookHeaders = std::vector<HeaderField>;  // as gw::http::Fields
 
 // Checks in this order: each of the three headers present exactly once
 // (names case-insensitive), the id, the timestamp's form, its distance from

@@ -3,6 +3,7 @@
 // (only Asio's awaitable, to answer as a coroutine).
 #pragma once
 
+#include "core/header_field.hpp"
 #include "core/labels.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -16,7 +17,7 @@
 
 namespace gw::http {
 
-using Fields = std::vector<std::pair<std::string, std::string>>;
+using Fields = std::vector<HeaderField>;
 
 inline bool iequals(std::string_view a, std::string_view b) { return ascii_iequals(a, b); }
 

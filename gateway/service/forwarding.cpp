@@ -158,18 +158,4 @@ http::Fields headers_from_json(std::string_view text) {
   return out;
 }
 
-http::Fields to_fields(std::vector<upstream::Header> headers) {
-  http::Fields out;
-  out.reserve(headers.size());
-  for (auto& h : headers) out.emplace_back(std::move(h.name), std::move(h.value));
-  return out;
-}
-
-std::vector<upstream::Header> to_upstream(http::Fields fields) {
-  std::vector<upstream::Header> out;
-  out.reserve(fields.size());
-  for (auto& [k, v] : fields) out.push_back({std::move(k), std::move(v)});
-  return out;
-}
-
 }  // namespace gw

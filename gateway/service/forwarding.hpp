@@ -62,12 +62,6 @@ struct ProviderTarget {
 };
 ProviderTarget split_provider_target(std::string_view target);
 
-// The same header list in the upstream client's and the server's types.
-// By value: pass a list that is not needed afterwards with std::move, and
-// its strings are moved, not copied (every forward converts both ways).
-http::Fields to_fields(std::vector<upstream::Header> headers);
-std::vector<upstream::Header> to_upstream(http::Fields fields);
-
 // Headers kept in the ledger, as JSON [[name, value], ...] text, and back.
 // A value with any byte outside printable ASCII and tab (obs-text, which
 // need not be UTF-8) is kept as [name, {"base64": ...}], so a replay repeats

@@ -68,7 +68,7 @@ App::Reply App::record(Call& call, const ProviderConfig& config, const Admission
                                             : std::string(upstream::to_string(result.failure)) + ": " + result.detail,
                             admitted.rows};
   if (result.response) {
-    p->reply = ProviderReply{*status, reply_headers(to_fields(std::move(result.response->headers)), config),
+    p->reply = ProviderReply{*status, reply_headers(std::move(result.response->headers), config),
                              std::move(result.response->body)};
     p->record.response = RecordedResponse{*status, headers_to_json(p->reply->headers), p->reply->body,
                                           sha256_hex(p->reply->body),

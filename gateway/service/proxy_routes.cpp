@@ -51,11 +51,10 @@ http::Response passthrough(upstream::Result result, const ProviderConfig& config
     return http::problem(Code::provider_unavailable, std::move(detail));
   }
   auto& r = *result.response;
-  auto fields = to_fields(std::move(r.headers));
   std::optional<std::string> length;  // read before the filter drops it
   if (head)
-    if (auto l = http::find_header(fields, "Content-Length")) length = std::string(*l);
-  auto reply = provider_reply(r.status, reply_headers(std::move(fields), config), std::move(r.body));
+    if (auto l = http::find_header(r.headers, "Content-Length")) length = std::string(*l);
+  auto reply = provider_reply(r.status, reply_headers(std::move(r.headers), config), std::move(r.body));
   reply.content_length_override = std::move(length);
   return reply;
 }
@@ -141,7 +140,7 @@ App::Reply App::proxy(Call& call) {
   if (rule == MethodRule::refused)
     throw Rejection(Code::method_not_allowed, rq.method + " is never forwarded to a provider");
   if (rule == MethodRule::unfenced) {
-    upstream.headers = to_upstream(upstream_headers(rq.headers, config, *credential, context, std::nullopt));
+    upstream.headers = upstream_headers(rq.headers, config, *credential, context, std::nullopt);
     upstream.body = std::move(call.request.body);
     // A read the caller asked for is safe to send again; an unfenced method
     // that is not one (configured) is not.
@@ -206,7 +205,7 @@ App::Reply App::proxy(Call& call) {
   call.attempt = admitted.attempt;
   const auto& id = token.identity;
   FenceHeaders fence{admitted.upstream_key, admitted.realm, id.epoch, id.owner};
-  upstream.headers = to_upstream(upstream_headers(rq.headers, config, *credential, context, fence));
+  upstream.headers = upstream_headers(rq.headers, config, *credential, context, fence);
   upstream.body = std::move(call.request.body);
   auto result = co_await forward(call, provider, std::move(upstream));
   co_return co_await record(call, config, admission, admitted, std::move(result));

@@ -91,7 +91,7 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
   if (credential) {
     upstream::Request request{
         lookup.method, lookup_target(provider.base_path, lookup.path, due.upstream_key),
-        to_upstream(upstream_headers({}, provider, *credential, {request_id, "", std::nullopt}, std::nullopt)), ""};
+        upstream_headers({}, provider, *credential, {request_id, "", std::nullopt}, std::nullopt), ""};
     result = co_await exchange(upstream_, route.endpoint, std::move(request));
     failure = upstream::to_string(result.failure);
   }
@@ -102,7 +102,7 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
     status = result.response->status;
     body = std::move(result.response->body);
     // Through the reply rules, so a provider echoing the credential never has it stored.
-    headers_json = headers_to_json(reply_headers(to_fields(std::move(result.response->headers)), provider));
+    headers_json = headers_to_json(reply_headers(std::move(result.response->headers), provider));
   }
   const auto decision =
       decide_lookup(lookup, provider.outcomes,

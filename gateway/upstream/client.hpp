@@ -5,6 +5,8 @@
 // No Asio or Beast here: they stay in this library's .cpp files.
 #pragma once
 
+#include "core/header_field.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -43,9 +45,7 @@ struct Endpoint {
   std::uint64_t generation = 0;  // which settings these are: newer ones have higher numbers
 };
 
-struct Header {
-  std::string name, value;
-};
+using Header = HeaderField;  // the server's type too: lists move across unconverted
 
 struct Request {
   std::string method;

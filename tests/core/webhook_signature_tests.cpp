@@ -146,7 +146,7 @@ TEST_CASE("webhook signature: missing, duplicate and malformed headers have thei
   auto without = [&](const std::string& name) {
     WebhookHeaders h;
     for (const auto& f : full)
-      if (f.first != name) h.push_back(f);
+      if (f.name != name) h.push_back(f);
     return h;
   };
   CHECK(standard(without("webhook-id")) == WebhookRefusal::missing_id);

@@ -1,0 +1,25 @@
+// One HTTP header field as it crossed the wire: the name as spelled, the
+// value as received. The server's requests, the application's replies, the
+// upstream client's messages and webhook verification all hold lists of this
+// one type, so a list moves from one to the next with no copy and no
+// conversion.
+#pragma once
+
+#include <string>
+#include <utility>
+
+namespace gw {
+
+struct HeaderField {
+  HeaderField() = default;
+  // Spelled out: emplace_back(name, value) needs it before C++20's
+  // parenthesized aggregate initialization, which clang 14 (the fuzzers'
+  // compiler) lacks.
+  HeaderField(std::string n, std::string v) : name(std::move(n)), value(std::move(v)) {}
+
+  std::string name;
+  std::string value;
+  bool operator==(const HeaderField&) const = default;
+};
+
+}  // namespace gw
