@@ -84,6 +84,19 @@ TEST_CASE("reply headers: hop-by-hop, framing, cookies and the credential never 
   CHECK(out == http::Fields{{"Content-Type", "application/json"}, {"Location", "/bookings/bk_1"}});
 }
 
+TEST_CASE("reply headers: every header a provider's Connection headers name is dropped, the rest kept in order") {
+  const http::Fields provider_reply{{"X-Before", "1"},
+                                    {"Connection", " x-provider-hop ,\tKeep-Alive"},
+                                    {"X-Provider-Hop", "a"},
+                                    {"X-Middle", "2"},
+                                    {"connection", "X-Second-Hop"},
+                                    {"x-second-hop", "b"},
+                                    {"X-PROVIDER-HOP", "c"},
+                                    {"X-After", "3"}};
+  auto out = reply_headers(provider_reply, provider());
+  CHECK(out == http::Fields{{"X-Before", "1"}, {"X-Middle", "2"}, {"X-After", "3"}});
+}
+
 TEST_CASE("method_rule: GET and HEAD unfenced by default, TRACE and CONNECT never, everything else fenced") {
   const auto& unfenced = provider().unfenced_methods;
   struct Case {
