@@ -1,8 +1,8 @@
 #include "service/auth.hpp"
 
 #include "core/digest.hpp"
+#include "core/recent_values.hpp"
 
-#include <array>
 #include <atomic>
 
 namespace gw {
@@ -10,21 +10,13 @@ namespace {
 
 std::atomic<std::uint64_t> next_generation{1};
 
-// Tokens this thread saw accepted lately. Hashing the token was about 6% of
-// a pass-through's instructions, and an agent sends the same one on every
-// request of a kept-alive connection. Only accepted tokens are kept (a
-// stream of wrong ones cannot evict the right ones or grow anything), each
-// with the generation of the Authenticator that accepted it, and compared
-// in constant time.
-struct RecentToken {
+// Tokens this thread saw accepted lately (core/recent_values.hpp): hashing
+// the token was about 6% of a pass-through's instructions. Each is kept with
+// the generation of the Authenticator that accepted it, so a reload's new
+// one never answers from the old one's entries.
+struct Accepted {
   std::uint64_t generation = 0;
-  std::string token;
   std::shared_ptr<const Principal> principal;
-};
-
-struct RecentTokens {
-  std::array<RecentToken, 4> entries;
-  std::size_t next = 0;  // the entry the next accepted token replaces
 };
 
 // Config checked the hash: 64 lower-case hex digits.
@@ -52,17 +44,13 @@ std::shared_ptr<const Principal> Authenticator::authenticate(const http::Request
   if (!header || header->size() <= 7 || !http::iequals(header->substr(0, 7), "Bearer "))
     return nullptr;
   auto token = header->substr(7);
-  thread_local RecentTokens recent;
-  for (const auto& entry : recent.entries)
-    if (entry.generation == generation_ && constant_time_equal(entry.token, token)) return entry.principal;
+  thread_local RecentValues<Accepted> recent;
+  if (auto* seen = recent.find(token, [this](const Accepted& a) { return a.generation == generation_; }))
+    return seen->principal;
   // Looking up by hash compares hashes, never the secret itself.
   auto it = by_digest_.find(sha256(token));
   if (it == by_digest_.end()) return nullptr;
-  auto& slot = recent.entries[recent.next];
-  recent.next = (recent.next + 1) % recent.entries.size();
-  slot.generation = generation_;
-  slot.token.assign(token.data(), token.size());
-  slot.principal = it->second;
+  recent.remember(token, Accepted{generation_, it->second});
   return it->second;
 }
 

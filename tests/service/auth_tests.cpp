@@ -74,19 +74,19 @@ TEST_CASE("auth: a token the replacing config dropped is refused on a thread tha
 
 TEST_CASE("auth: more accepted tokens than a thread keeps, each still named right") {
   Config c;
-  for (int i = 0; i < 10; ++i)
+  for (int i = 0; i < 200; ++i)
     c.agents.push_back({"agent-" + std::to_string(i), sha256_hex("token-" + std::to_string(i)),
                         {"tenant-" + std::to_string(i)}});
   const Authenticator auth(c);
   for (int round = 0; round < 3; ++round)
-    for (int i = 0; i < 10; ++i) {
+    for (int i = 0; i < 200; ++i) {
       auto p = auth.authenticate(bearer("Bearer token-" + std::to_string(i)));
       REQUIRE(p);
       CHECK(p->name == "agent-" + std::to_string(i));
     }
   // Another thread starts with nothing kept and gets the same answers.
   std::thread([&] {
-    for (int i = 0; i < 10; ++i) CHECK(auth.authenticate(bearer("Bearer token-" + std::to_string(i)))->name ==
+    for (int i = 0; i < 200; ++i) CHECK(auth.authenticate(bearer("Bearer token-" + std::to_string(i)))->name ==
                                        "agent-" + std::to_string(i));
   }).join();
 }

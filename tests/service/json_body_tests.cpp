@@ -1,3 +1,4 @@
+#include "core/grant.hpp"
 #include "service/json_body.hpp"
 #include "service/rejection.hpp"
 
@@ -48,6 +49,29 @@ TEST_CASE("JSON body: each bad field is named") {
   JsonBody ok(R"({"owner":"region-a","lease_ms":9223372036854775807})", {"owner", "lease_ms"});
   CHECK(ok.label("owner") == "region-a");
   CHECK(ok.integer("lease_ms", 1) == INT64_MAX);
+}
+
+TEST_CASE("grant token: parsed again, the same text gives the same grant, and any other text is decoded afresh") {
+  GrantToken a{{"realm-1", {"tenant-a", "trip-1"}, "worker-a", 3}, new_grant_secret()};
+  GrantToken b = a;
+  b.identity.epoch = 4;
+  b.secret = new_grant_secret();
+  const auto text_a = encode_grant_token(a), text_b = encode_grant_token(b);
+  for (int round = 0; round < 3; ++round) {
+    const auto got_a = parse_grant_token(text_a, "Fence-Grant");
+    CHECK(got_a.identity.epoch == 3);
+    CHECK(got_a.secret == a.secret);
+    CHECK(got_a.identity.owner == "worker-a");
+    CHECK(got_a.identity.scope.task == "trip-1");
+    const auto got_b = parse_grant_token(text_b, "Fence-Grant");
+    CHECK(got_b.identity.epoch == 4);
+    CHECK(got_b.secret == b.secret);
+  }
+  // Once a valid token is known, a corrupted copy of it is still refused.
+  auto corrupted = text_a;
+  corrupted.back() = '!';  // not base64url
+  rejection([&] { parse_grant_token(corrupted, "Fence-Grant"); }, Code::invalid_grant);
+  rejection([&] { parse_grant_token(text_a + "x", "Fence-Grant"); }, Code::invalid_grant);
 }
 
 TEST_CASE("JSON body: a grant token that does not decode is invalid_grant") {

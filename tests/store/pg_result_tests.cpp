@@ -89,3 +89,29 @@ TEST_CASE("pg params: text for values, binary for bytea, null for an empty optio
   CHECK(std::string(p.values()[6], p.lengths()[6]) == "5");
   for (int i = 0; i < p.size(); ++i) CHECK(p.formats()[i] == (i == 5 ? 1 : 0));
 }
+
+TEST_CASE("pg params: every value's bytes intact in one buffer, whatever their sizes and order") {
+  const std::string big(10000, 'x');
+  const std::string sixteen = "0123456789abcdef";  // just past the small-string buffer
+  const std::optional<std::string> none;
+  auto p = PgParams::of(std::make_tuple(std::string("a"), big, none, std::numeric_limits<std::int64_t>::min(),
+                                        std::numeric_limits<std::uint64_t>::max(), std::string(), sixteen,
+                                        false, pqxx::binarystring(big)));
+  REQUIRE(p.size() == 9);
+  CHECK(std::string(p.values()[0], p.lengths()[0]) == "a");
+  CHECK(std::string(p.values()[1], p.lengths()[1]) == big);
+  CHECK(p.values()[2] == nullptr);
+  CHECK(p.lengths()[2] == 0);
+  CHECK(std::string(p.values()[3], p.lengths()[3]) == "-9223372036854775808");
+  CHECK(std::string(p.values()[4], p.lengths()[4]) == "18446744073709551615");
+  // An empty string is a value, not NULL.
+  CHECK(p.values()[5] != nullptr);
+  CHECK(p.lengths()[5] == 0);
+  CHECK(std::string(p.values()[6], p.lengths()[6]) == sixteen);
+  CHECK(std::string(p.values()[7], p.lengths()[7]) == "f");
+  CHECK(std::string(p.values()[8], p.lengths()[8]) == big);
+  CHECK(p.formats()[8] == 1);
+  // libpq reads a text value up to its NUL, whatever its length says.
+  for (int i = 0; i < p.size(); ++i)
+    if (p.values()[i] && p.formats()[i] == 0) CHECK(std::string(p.values()[i]) == std::string(p.values()[i], p.lengths()[i]));
+}
