@@ -1,8 +1,13 @@
 // What crosses the proxy, as tables.
+#include "core/base64url.hpp"
 #include "core/methods.hpp"
 #include "service/forwarding.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <vector>
 
 using namespace gw;
 
@@ -161,6 +166,38 @@ TEST_CASE("recorded headers: values with bytes outside ASCII (obs-text, not UTF-
   CHECK(json.find(R"(["X-Latin1",{"base64":"Y2Fm6Q=="}])") != std::string::npos);
   // A base64 member that does not decode is dropped, never replayed as garbage.
   CHECK(headers_from_json(R"([["X-Bad",{"base64":"%%%"}],["X-Ok","1"]])") == http::Fields{{"X-Ok", "1"}});
+}
+
+TEST_CASE("recorded headers: the JSON written is what a JSON library writes for the same list") {
+  // The library's form, as headers_to_json wrote it before it wrote JSON itself.
+  const auto library = [](const http::Fields& headers) {
+    auto j = nlohmann::json::array();
+    for (const auto& [k, v] : headers) {
+      const bool plain = std::ranges::all_of(v, [](unsigned char c) { return c == '\t' || (c >= 0x20 && c <= 0x7e); });
+      if (plain)
+        j.push_back({k, v});
+      else
+        j.push_back({k, {{"base64", base64_encode(v)}}});
+    }
+    return j.dump();
+  };
+  std::string every_printable;
+  for (int c = 0x20; c <= 0x7e; ++c) every_printable += static_cast<char>(c);
+  const std::vector<http::Fields> lists{
+      {},
+      {{"Content-Type", "application/json"}},
+      {{"X-Quote", "say \"hi\""}, {"X-Backslash", "C:\\dir\\"}, {"X-Tab", "\ta\tb\t"}, {"X-Empty", ""}},
+      {{"X-Printable", every_printable}, {"X-Control", std::string("a\x01b\nc\x7f", 6)}, {"X-High", "caf\xe9"}},
+      {{"X-Dup", "1"}, {"X-Dup", "2"}, {"Set-Cookie", "a=b; Path=/; HttpOnly"}},
+  };
+  for (const auto& headers : lists) {
+    CAPTURE(library(headers));
+    CHECK(headers_to_json(headers) == library(headers));
+    CHECK(headers_from_json(headers_to_json(headers)) == headers);
+  }
+  // A name that is not a token never reaches here from a parser; if one did,
+  // its header is left out, not recorded in a form no parser gave.
+  CHECK(headers_to_json({{"Bad\nName", "1"}, {"X-Ok", "2"}}) == R"([["X-Ok","2"]])");
 }
 
 TEST_CASE("upstream headers: the agent's trace headers are replaced by the gateway's, sent only when given") {
