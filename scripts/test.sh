@@ -24,7 +24,15 @@ case $which in
   *) echo "usage: $0 [release|asan|all]" >&2; exit 2 ;;
 esac
 
+# Seconds per phase, printed with the summary: CI's budget is watched from there.
+timings=()
+phase_start=$SECONDS
+phase_done() { timings+=("$1 $((SECONDS - phase_start))s"); phase_start=$SECONDS; }
+
+scripts/deps.sh
+phase_done deps
 scripts/build.sh "$which"
+phase_done build
 
 # Dockerfile and docker-compose.yml, without Docker: they parse, name what config/ and
 # scripts/deps.sh hold, and each check catches what it is for (scripts/check-container.py).
@@ -84,6 +92,7 @@ for tree in "${trees[@]}"; do
   ctest_pid=$!
   wait "$ctest_pid" || rc=$?
   ctest_pid=
+  phase_done "ctest-$tree"
   line=$(grep -E '^[0-9]+% tests passed' "$dir/ctest.log" | tail -n 1 || true)
   result[$tree]="${line:-no ctest summary} (ctest exit $rc)"
   [ "$rc" -eq 0 ] || failed=1
@@ -94,6 +103,7 @@ done
 if [[ " ${trees[*]} " == *" release "* ]]; then
   echo "== README session: scripts/demo-stack.sh"
   scripts/demo-stack.sh || { echo "test.sh: the README session failed (scripts/demo-stack.sh)" >&2; failed=1; }
+  phase_done readme
 fi
 
 # Stop now rather than in the trap so the summary is the last thing printed.
@@ -118,12 +128,14 @@ if [[ " ${trees[*]} " == *" release "* ]]; then
     bench_line="FAILED (bench/run.sh --quick exit $bench_rc; logs in build/bench-logs/)"
     failed=1
   fi
+  phase_done bench
 fi
 
 # A short run of every fuzz harness (docs/fuzzing.md); a crash fails the run like a failed test.
 echo "== fuzz build/fuzz (scripts/fuzz.sh 10)"
 fuzz_rc=0
 scripts/fuzz.sh 10 || fuzz_rc=$?
+phase_done fuzz
 fuzz_line=$(cat build/fuzz/summary.txt 2>/dev/null || true)
 [ "$fuzz_rc" -eq 0 ] || failed=1
 
@@ -136,4 +148,5 @@ for tree in "${trees[@]}"; do
 done
 echo "test.sh summary [bench]: $bench_line"
 echo "test.sh summary [fuzz]: ${fuzz_line:-no fuzz summary} (fuzz.sh exit $fuzz_rc)"
+echo "test.sh summary [time]: ${timings[*]}, total ${SECONDS}s"
 exit "$failed"
