@@ -21,6 +21,13 @@ TEST_CASE("recent values: nothing is found before it is remembered, and then onl
   // A prefix, an extension, one byte changed, another case: all unknown,
   // including whichever of them share key-1's slot.
   for (const char* other : {"key-", "key-1x", "key-2", "KEY-1", ""}) CHECK(recent.find(other) == nullptr);
+  // A key of the same length in the same slot: only the compare can tell.
+  std::string twin;
+  for (int i = 0; twin.empty(); ++i) {
+    const auto candidate = "k" + std::to_string(1000 + i);  // five characters, like key-1
+    if (RecentValues<int>::slot_of(candidate) == RecentValues<int>::slot_of("key-1")) twin = candidate;
+  }
+  CHECK(recent.find(twin) == nullptr);
 }
 
 TEST_CASE("recent values: keys in different slots are all kept, and a new key replaces only its slot's") {
