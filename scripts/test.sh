@@ -31,7 +31,8 @@ phase_done() { timings+=("$1 $((SECONDS - phase_start))s"); phase_start=$SECONDS
 
 scripts/deps.sh
 phase_done deps
-scripts/build.sh "$which"
+# Just installed or checked: build.sh need not check again (fuzz.sh still checks its own).
+GATEWAY_SKIP_DEPS=1 scripts/build.sh "$which"
 phase_done build
 
 # Dockerfile and docker-compose.yml, without Docker: they parse, name what config/ and

@@ -28,8 +28,9 @@ class Authenticator {
   explicit Authenticator(const Config& config);
   // Null: no `Authorization: Bearer` header, or a token nobody holds. The
   // principal is shared, not copied: this runs on every request.
-  // The last few tokens a thread saw accepted are kept with their principal
-  // (auth.cpp), so a kept-alive agent's token is hashed once, not per request.
+  // Tokens a thread saw accepted lately are kept with their principal
+  // (core/recent_values.hpp), so a kept-alive agent's token is hashed once,
+  // not per request.
   std::shared_ptr<const Principal> authenticate(const http::Request& request) const;
 
  private:
