@@ -24,7 +24,7 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_
 FROM debian:12-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libpqxx-6.4 libpq5 libssl3 ca-certificates \
+      libpqxx-6.4 libpq5 libssl3 libmimalloc2.0 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --no-create-home --shell /usr/sbin/nologin write-gateway
 COPY --from=build /build/bin/write-gateway /build/bin/demo-provider /usr/local/bin/

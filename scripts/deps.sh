@@ -18,7 +18,7 @@ group=${1:-all}
 build_packages=(
   build-essential cmake ninja-build pkg-config
   libboost1.81-dev libboost-url1.81-dev libboost-json1.81-dev
-  libpqxx-dev libpq-dev nlohmann-json3-dev doctest-dev libssl-dev ca-certificates
+  libpqxx-dev libpq-dev nlohmann-json3-dev doctest-dev libssl-dev ca-certificates libmimalloc-dev
 )
 # chromium: tests/ui drives it headless (DevTools over a pipe); fonts-dejavu-core so its
 # screenshots have glyphs; zlib1g-dev: those tests decode the PNGs.

@@ -88,8 +88,9 @@ std::string Metrics::render(const Gauges& g) const {
   using u64 = std::uint64_t;
   std::lock_guard lock(mutex_);
 
-  out.family("gateway_build_info", "gauge", "The running build: version and git commit (value 1).");
-  out.sample("gateway_build_info", {{"version", g.version}, {"commit", g.commit}}, u64{1});
+  out.family("gateway_build_info", "gauge",
+             "The running build: version, git commit and the library malloc comes from (value 1).");
+  out.sample("gateway_build_info", {{"version", g.version}, {"commit", g.commit}, {"allocator", g.allocator}}, u64{1});
 
   out.family("gateway_replies_total", "counter", "Replies by route and Gateway-Status code.");
   for (const auto& [key, n] : replies_) out.sample("gateway_replies_total", {{"route", key.first}, {"code", key.second}}, n);

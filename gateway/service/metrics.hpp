@@ -55,7 +55,7 @@ class Metrics {
     std::size_t groups_committed = 0, grouped_decisions = 0, groups_split = 0;  // shared commits
     bool database_reachable = true;
     std::uint64_t log_lines_dropped = 0;
-    std::string version, commit;
+    std::string version, commit, allocator;
   };
   std::string render(const Gauges& gauges) const;
 

@@ -2,6 +2,7 @@
 
 #include "http/server.hpp"
 #include "http/tls_context.hpp"
+#include "service/allocator.hpp"
 #include "service/app.hpp"
 #include "service/build_info.hpp"
 #include "service/direct_lanes.hpp"
@@ -363,6 +364,7 @@ std::uint16_t Runtime::start() {
   log_event("gateway_started", {{"port", port},
                                 {"version", build_version()},
                                 {"commit", build_commit()},
+                                {"allocator", malloc_library()},
                                 {"clock", m.clock.manual() ? "manual" : "database"}});
   for (auto& io : m.ios) {
     m.work.push_back(asio::make_work_guard(*io));

@@ -2,6 +2,7 @@
 // sections 6 and 7).
 #include "core/labels.hpp"
 #include "http/problem.hpp"
+#include "service/allocator.hpp"
 #include "service/app.hpp"
 #include "service/build_info.hpp"
 #include "service/logger.hpp"
@@ -43,6 +44,7 @@ App::Reply App::metrics(Call&) {
   g.log_lines_dropped = Logger::process().dropped();
   g.version = build_version();
   g.commit = build_commit();
+  g.allocator = malloc_library();
   http::Response r;
   r.set("Content-Type", "text/plain; version=0.0.4");
   r.set("Gateway-Status", "ok");

@@ -89,10 +89,11 @@ TEST_CASE("metrics: every family once, with the counted values, whatever was cou
   g.interrupted = 5;
   g.version = "0.1.0";
   g.commit = "abc123";
+  g.allocator = "libmimalloc.so.2.0";
   // Nothing counted yet: still well formed, held families absent until the first count.
   auto empty = parse_exposition(m.render(g));
   CHECK(empty.count("gateway_held_operations{state=\"unknown\"}") == 0);
-  CHECK(empty.at("gateway_build_info{version=\"0.1.0\",commit=\"abc123\"}") == "1");
+  CHECK(empty.at("gateway_build_info{version=\"0.1.0\",commit=\"abc123\",allocator=\"libmimalloc.so.2.0\"}") == "1");
 
   using namespace std::chrono_literals;
   m.count_reply("proxy", "committed", 3ms);
