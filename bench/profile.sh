@@ -4,11 +4,12 @@
 # Starts a private PostgreSQL (durable defaults, plus pg_stat_statements with planning time), the
 # booking demo provider and the gateway from build/release, runs gateway-load once, then prints:
 # the load's summary, CPU ticks of the gateway, PostgreSQL and the machine over the run, the
-# statements by time spent (calls, execution and planning ms), the operations by state, and the
+# statements by time spent (calls, times planned, execution and planning ms: a statement planned
+# far less often than called runs a cached plan), the operations by state, and the
 # serialization failures in the PostgreSQL log by reason. Everything is stopped and removed at
 # the end. The numbers behind docs/performance.md came from it; bench/run.sh is the benchmark.
 # Env: POOL (database.pool_size, 16), GROUP (database.group_max, 32), DIRECT (database.direct_connections, 2), IO_THREADS (http.io_threads, 2), PROFILE_DIR
-# (build/profile), PROFILE_PG_PORT (55801), PROFILE_GATEWAY_PORT (18801),
+# (build/profile), PROFILE_PG_OPTS (more PostgreSQL server options, e.g. "-c plan_cache_mode=force_generic_plan"), PROFILE_PG_PORT (55801), PROFILE_GATEWAY_PORT (18801),
 # PROFILE_PROVIDER_PORT (19801), PROFILE_CONTROL_PORT (19802), ACCESS_LOG (1: the gateway's access log
 # on, and the medians of its duration_ms, db_ms and upstream_ms per route printed at the end:
 # where a request's time went), PERF_DATA (a path: `perf record -g`
@@ -49,7 +50,7 @@ cleanup() {
 trap cleanup EXIT
 
 scripts/pg.sh destroy "$pgdir" >/dev/null 2>&1 || true
-PG_EXTRA_OPTS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on" \
+PG_EXTRA_OPTS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on ${PROFILE_PG_OPTS:-}" \
   scripts/pg.sh start "$pgdir" "$pgport" >/dev/null
 GATEWAY_DATABASE_URL=$(scripts/pg.sh url "$pgdir" "$pgport")
 export GATEWAY_DATABASE_URL
@@ -102,9 +103,9 @@ echo
 echo "CPU ticks ($(getconf CLK_TCK)/s per core, $(nproc) cores): gateway $((g1 - g0)), postgres $((p1 - p0))," \
   "machine busy $((busy1 - busy0)), idle or waiting $((idle1 - idle0))"
 echo
-echo "Statements by time (ms):"
+echo "Statements by time (calls, times planned, ms):"
 psql_q -A -F ' | ' -c "
-  SELECT calls, round(total_exec_time::numeric) AS exec_ms, round(total_plan_time::numeric) AS plan_ms,
+  SELECT calls, plans, round(total_exec_time::numeric) AS exec_ms, round(total_plan_time::numeric) AS plan_ms,
          round(((total_exec_time + total_plan_time) / NULLIF(calls, 0))::numeric, 3) AS ms_per_call,
          left(regexp_replace(query, '\s+', ' ', 'g'), 100) AS statement
   FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 15"
