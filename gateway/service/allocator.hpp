@@ -1,7 +1,8 @@
 // Which allocator the running process got. The release build links mimalloc
-// (docs/performance.md, "Pass-through: mimalloc"); a packager who drops it, or
-// a link order that lets glibc win, would cost every request a tenth more
-// CPU without a word, so the process says what it has (gateway_build_info).
+// (docs/performance.md, "Pass-through and protected writes: mimalloc"); a
+// packager who drops it, or a link order that lets glibc win, would cost
+// every request a tenth more CPU without a word, so the process says what it
+// has (gateway_build_info, the gateway_started line).
 #pragma once
 
 #include <string_view>
