@@ -158,9 +158,9 @@ TEST_CASE("pg connection: a backend terminated mid-statement is AuthorityUnavail
   Connected c(std::chrono::milliseconds(120000), std::chrono::milliseconds(60000));
   // Prepared beforehand: the server shows a statement as active while it
   // parses it too, and a break then is "not sent", not this test's case.
-  c.run("sleep", "SELECT pg_sleep($1::int)", 0);
-  const auto pid = c.backend_pid();
   const Statement slow{"sleep", "SELECT pg_sleep($1::int)"};
+  c.run(slow.name, slow.sql, 0);
+  const auto pid = c.backend_pid();
   const auto thirty = PgParams::of(std::make_tuple(30));
   auto done = asio::co_spawn(c.io, c.awaited(slow, thirty), asio::use_future);
   // Terminated from this thread as soon as the statement is seen running;
