@@ -33,7 +33,7 @@
 # upstream pool; nginx keeps 64 idle upstream connections per worker), LOAD_THREADS=1
 # (gateway-load event loops), MAX_TRIES=8 (pgbench tries per transaction, as the gateway's
 # SERIALIZABLE loop), SEED_TASKS=20000, SEED_OPS=5 (bench/pgbench_seed.sql), RESULTS (the
-# markdown file to write), BENCH_PG_PORT=55719, BENCH_GATEWAY_PORT=18471,
+# markdown file to write), BENCH_PG_PORT=25719, BENCH_GATEWAY_PORT=18471,
 # BENCH_PROVIDER_PORT=19473, BENCH_CONTROL_PORT=19474, BENCH_NGINX_PORT=18472.
 # Installs what it needs and the gateway build does not (jq, nginx-light, gnuplot-nox) with
 # apt-get when missing. Logs of the last run: build/bench-logs/.
@@ -74,7 +74,7 @@ load_threads=${LOAD_THREADS:-1}
 max_tries=${MAX_TRIES:-8}
 seed_tasks=${SEED_TASKS:-20000}
 seed_ops=${SEED_OPS:-5}
-pgport=${BENCH_PG_PORT:-55719}
+pgport=${BENCH_PG_PORT:-25719}
 gwport=${BENCH_GATEWAY_PORT:-18471}
 provport=${BENCH_PROVIDER_PORT:-19473}
 ctlport=${BENCH_CONTROL_PORT:-19474}

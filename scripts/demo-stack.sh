@@ -28,7 +28,9 @@ BOOKING_PORT=$(free_port 19101)
 CRM_PORT=$(free_port 19102)
 BOOKING_CONTROL_PORT=$(free_port 19191)
 CRM_CONTROL_PORT=$(free_port 19192)
-GATEWAY_DEV_PG_PORT=$(free_port 55632)
+# Below the kernel's ephemeral range (32768-60999 by default): a port in it can be taken by any
+# outgoing connection between this check and PostgreSQL's bind, which is how CI once lost 55632.
+GATEWAY_DEV_PG_PORT=$(free_port 25632)
 GATEWAY_DEV_DIR=${GATEWAY_DEV_DIR:-$repo/build/demo-stack}
 export GATEWAY_PORT BOOKING_PORT CRM_PORT BOOKING_CONTROL_PORT CRM_CONTROL_PORT GATEWAY_DEV_PG_PORT GATEWAY_DEV_DIR
 

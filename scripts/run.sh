@@ -7,7 +7,9 @@
 #
 # Every port is an environment variable (default in brackets):
 #   GATEWAY_PORT [8080]  BOOKING_PORT [9101]  BOOKING_CONTROL_PORT [9191]
-#   CRM_PORT [9102]      CRM_CONTROL_PORT [9192]  GATEWAY_DEV_PG_PORT [55432]
+#   CRM_PORT [9102]      CRM_CONTROL_PORT [9192]  GATEWAY_DEV_PG_PORT [25432]
+# The defaults are all below the kernel's ephemeral range (32768-60999), where any outgoing
+# connection could be holding a port when PostgreSQL or a server binds it.
 # GATEWAY_DEV_DIR [.local] holds the database, the provider logs and the config the gateway runs
 # with: config/dev.json with these ports written in (the tracked file is never edited).
 set -euo pipefail
@@ -25,7 +27,7 @@ booking_port=${BOOKING_PORT:-9101}
 booking_control=${BOOKING_CONTROL_PORT:-9191}
 crm_port=${CRM_PORT:-9102}
 crm_control=${CRM_CONTROL_PORT:-9192}
-pgport=${GATEWAY_DEV_PG_PORT:-55432}
+pgport=${GATEWAY_DEV_PG_PORT:-25432}
 devdir=${GATEWAY_DEV_DIR:-$repo/.local}
 case $devdir in /*) ;; *) devdir=$repo/$devdir ;; esac
 pgdir=$devdir/pg

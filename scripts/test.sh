@@ -59,17 +59,18 @@ scripts/pg.sh destroy "$pgdir"
 
 port_in_use() { [ -n "$(ss -ltnH "sport = :$1")" ]; }
 
-# First port from 55433 up that nothing listens on; retry on the next one if we lose a race.
-port=55433
+# First port from 25433 up that nothing listens on; retry on the next one if we lose a race. Below
+# the kernel's ephemeral range (32768-60999), so no outgoing connection can hold it.
+port=25433
 started=0
-while [ "$port" -lt 55533 ]; do
+while [ "$port" -lt 25533 ]; do
   if ! port_in_use "$port" && scripts/pg.sh start "$pgdir" "$port"; then
     started=1
     break
   fi
   port=$((port + 1))
 done
-[ "$started" = 1 ] || { echo "test.sh: could not start PostgreSQL on ports 55433-55532" >&2; exit 1; }
+[ "$started" = 1 ] || { echo "test.sh: could not start PostgreSQL on ports 25433-25532" >&2; exit 1; }
 
 export GATEWAY_TEST_PG
 GATEWAY_TEST_PG=$(scripts/pg.sh url "$pgdir" "$port")
