@@ -9,7 +9,7 @@
 # serialization failures in the PostgreSQL log by reason. Everything is stopped and removed at
 # the end. The numbers behind docs/performance.md came from it; bench/run.sh is the benchmark.
 # Env: POOL (database.pool_size, 16), GROUP (database.group_max, 32), DIRECT (database.direct_connections, 2), IO_THREADS (http.io_threads, 2), PROFILE_DIR
-# (build/profile), PROFILE_PG_OPTS (more PostgreSQL server options, e.g. "-c plan_cache_mode=force_generic_plan"), PROFILE_PG_PORT (55801), PROFILE_GATEWAY_PORT (18801),
+# (build/profile), PROFILE_PG_OPTS (more PostgreSQL server options, e.g. "-c plan_cache_mode=force_generic_plan"), PROFILE_PG_PORT (25801), PROFILE_GATEWAY_PORT (18801),
 # PROFILE_PROVIDER_PORT (19801), PROFILE_CONTROL_PORT (19802), ACCESS_LOG (1: the gateway's access log
 # on, and the medians of its duration_ms, db_ms and upstream_ms per route printed at the end:
 # where a request's time went), PERF_DATA (a path: `perf record -g`
@@ -27,7 +27,7 @@ shift 3
 bin=${BIN_DIR:-$repo/build/release/bin}
 dir=${PROFILE_DIR:-$repo/build/profile}
 pgdir=$dir/pg
-pgport=${PROFILE_PG_PORT:-55801}
+pgport=${PROFILE_PG_PORT:-25801}
 gwport=${PROFILE_GATEWAY_PORT:-18801}
 provport=${PROFILE_PROVIDER_PORT:-19801}
 ctlport=${PROFILE_CONTROL_PORT:-19802}
@@ -103,10 +103,11 @@ echo
 echo "CPU ticks ($(getconf CLK_TCK)/s per core, $(nproc) cores): gateway $((g1 - g0)), postgres $((p1 - p0))," \
   "machine busy $((busy1 - busy0)), idle or waiting $((idle1 - idle0))"
 echo
-echo "Statements by time (calls, times planned, ms):"
+echo "Statements by time (calls, times planned, ms, WAL bytes per call):"
 psql_q -A -F ' | ' -c "
   SELECT calls, plans, round(total_exec_time::numeric) AS exec_ms, round(total_plan_time::numeric) AS plan_ms,
          round(((total_exec_time + total_plan_time) / NULLIF(calls, 0))::numeric, 3) AS ms_per_call,
+         round(wal_bytes / NULLIF(calls, 0)) AS wal_per_call,
          left(regexp_replace(query, '\s+', ' ', 'g'), 100) AS statement
   FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 15"
 echo
