@@ -124,15 +124,59 @@ struct ConnectionSlot {
   }
 };
 
+// After a refusal that closes the connection the client may still be
+// sending: a body the gateway will not read. Closing a socket with unread
+// input makes the kernel send RST, which can destroy the reply before the
+// client has read it. So the send side is shut down first (the client sees
+// the reply end), and what still comes is read and thrown away (into the
+// session's capped buffer, never committed) until the client closes, or
+// linger_bytes came, or linger_timeout passed. Under TLS the send side stays
+// open for the close_notify the session sends after this.
+constexpr std::chrono::milliseconds linger_timeout{1000};
+constexpr std::size_t linger_bytes = 4 << 20;
+
+template <class Stream>
+asio::awaitable<void> linger(Connection<Stream> c, beast::flat_buffer& buffer) {
+  if constexpr (std::is_same_v<Stream, tcp::socket>) {
+    beast::error_code ignored;
+    c.stream.shutdown(tcp::socket::shutdown_send, ignored);
+  }
+  c.deadline.expires_after(linger_timeout);
+  buffer.clear();
+  const auto scratch = buffer.prepare(std::min(buffer.max_size(), read_chunk_bytes));
+  for (std::size_t drained = 0; drained < linger_bytes;) {
+    auto [ec, n] = co_await c.stream.async_read_some(scratch, use_tuple);
+    if (ec) break;
+    drained += n;
+  }
+}
+
+// A reply that ends the connection, then the lingering close above.
+template <class Stream>
+asio::awaitable<void> refuse(Connection<Stream> c, beast::flat_buffer& buffer, Response reply, unsigned version) {
+  reply.close = true;
+  const bool written = co_await write_reply(c, std::move(reply), version, false, false);
+  if (written) co_await linger(c, buffer);
+}
+
 // The requests of one connection, the same over tcp::socket and
 // beast::ssl_stream<tcp::socket>.
 template <class Stream>
 asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const std::string& remote) {
-  beast::flat_buffer buffer;
   const auto& limits = state.limits;
+  // Capped: a read that would grow it past read_buffer_bytes fails with
+  // buffer_overflow instead (server.hpp says why that is enough).
+  beast::flat_buffer buffer(read_buffer_bytes(limits));
   auto& stream = c.stream;
+  const auto too_large = [](const std::string& what, std::size_t limit) {
+    return problem(Code::payload_too_large, what + " exceeds " + std::to_string(limit) + " bytes");
+  };
 
-  for (;;) {
+  // The first request's head is due header_timeout after the accept (the
+  // session set that deadline; under TLS before the handshake), so a
+  // connection that never sends a byte holds its slot no longer than one
+  // that trickles. idle_timeout is only the wait between requests.
+  for (bool first = true;; first = false) {
     // A fresh parser per request: limits and state never leak across requests.
     RequestParser parser;
     parser.header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
@@ -141,7 +185,7 @@ asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const st
     // Idle until a request starts; from its first byte the whole header has
     // header_timeout, so a client that trickles bytes cannot hold the slot.
     if (buffer.size() == 0) {
-      c.deadline.expires_after(limits.idle_timeout);
+      if (!first) c.deadline.expires_after(limits.idle_timeout);
       auto [fec, fn] = co_await stream.async_read_some(buffer.prepare(4096), use_tuple);
       if (fec) break;
       buffer.commit(fn);
@@ -154,30 +198,26 @@ asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const st
     buffer.consume(hn);
     if (hec == bhttp::error::need_more) hec = {};
     if (!hec && !parser.is_header_done()) {
-      c.deadline.expires_after(limits.header_timeout);
+      if (!first) c.deadline.expires_after(limits.header_timeout);
       auto [rec, rn] = co_await bhttp::async_read_header(stream, buffer, parser, use_tuple);
       hec = rec;
       hn += rn;
     }
     // Beast's header_limit does not count the lines it parsed whole from its
     // first read; the documented limit is the whole head, request line to
-    // blank line, which is what the parser consumed for the header.
+    // blank line, which is what the parser consumed for the header. The
+    // buffer's cap is above the header limit, so an overflow is a long head.
     if (!hec && hn > limits.max_header_bytes) hec = bhttp::error::header_limit;
     if (hec) {
       std::optional<Response> reply;
-      if (hec == bhttp::error::header_limit)
-        reply = problem(Code::payload_too_large,
-                        "request headers exceed " + std::to_string(limits.max_header_bytes) + " bytes");
+      if (hec == bhttp::error::header_limit || hec == bhttp::error::buffer_overflow)
+        reply = too_large("request headers", limits.max_header_bytes);
       else if (hec == bhttp::error::body_limit)  // Content-Length alone already says too much
-        reply = problem(Code::payload_too_large,
-                        "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");
+        reply = too_large("request body", limits.max_body_bytes);
       else if (hec != bhttp::error::end_of_stream && !c.deadline.expired() && !transport_failed(hec) &&
                hec != asio::error::operation_aborted && buffer.size() > 0)
         reply = problem(Code::invalid_request, "malformed HTTP request: " + hec.message());
-      if (reply) {
-        reply->close = true;
-        co_await write_reply(c, std::move(*reply), 11, false, false);
-      }
+      if (reply) co_await refuse(c, buffer, std::move(*reply), 11);
       break;
     }
     ++state.active;
@@ -189,60 +229,92 @@ asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const st
     } guard{state};
 
     Request& request = parser.request;
+    request.remote = remote;
     const unsigned version = parser.version;
     // Refused before any body byte is read: the rest of the connection could
     // not be trusted to start where this request ends.
     if (auto why = head_problem(request.target, request.headers)) {
-      auto reply = problem(Code::invalid_request, "malformed HTTP request: " + *why);
-      reply.close = true;
-      co_await write_reply(c, std::move(reply), version, false, false);
+      co_await refuse(c, buffer, problem(Code::invalid_request, "malformed HTTP request: " + *why), version);
       break;
     }
     if (auto length = parser.content_length(); length && *length > limits.max_body_bytes) {
-      auto reply = problem(Code::payload_too_large,
-                           "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");
-      co_await write_reply(c, std::move(reply), version, false, false);
+      co_await refuse(c, buffer, too_large("request body", limits.max_body_bytes), version);
       break;
     }
+    // No body is read for a request the handler would refuse on its head
+    // alone (no route, no token, a tenant the token is not bound to, ...):
+    // the screen sees the head, and a refusal is the reply.
+    bool screened = false;
+    const auto screen = [&]() -> std::optional<Response> {
+      screened = true;
+      return state.screen ? state.screen(request) : std::nullopt;
+    };
     if (auto expect = request.header("Expect"); expect && iequals(*expect, "100-continue")) {
-      // The body is invited only for a request that could be served: a
-      // refusal goes out instead, and the body is never read.
-      if (state.screen) {
-        Request head{request.method, request.target, request.headers, {}, remote};
-        if (auto refusal = state.screen(std::move(head))) {
-          refusal->close = true;
-          co_await write_reply(c, std::move(*refusal), version, false, false);
-          break;
-        }
+      // The body is invited only for a request that could be served.
+      if (auto refusal = screen()) {
+        co_await refuse(c, buffer, std::move(*refusal), version);
+        break;
       }
       bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, version};
       c.deadline.expires_after(limits.write_timeout);
       auto [cec, cn] = co_await bhttp::async_write(stream, cont, use_tuple);
       if (cec) break;
     }
-    // A request without a body (a GET) is complete with its head.
+    // A request without a body (a GET) is complete with its head. Body bytes
+    // that came with the head are parsed first: a body complete in them (the
+    // usual small request) needs no screen and no further read.
     beast::error_code bec;
-    if (!parser.is_done()) {
+    parser.eager(true);
+    // Beast's chunk parser asserts when it is given fewer than 5 bytes after
+    // a last-chunk line. A chunked body has at least 5 bytes to come until it
+    // is done ("0\r\n\r\n"), so fewer wait for the next read.
+    const auto parse_body = [&] {
+      if (buffer.size() == 0 || (parser.chunked() && buffer.size() < 5)) return;
+      buffer.consume(parser.put(buffer.data(), bec));
+      if (bec == bhttp::error::need_more) bec = {};
+    };
+    if (!parser.is_done()) parse_body();
+    if (!bec && !parser.is_done()) {
+      if (!screened) {
+        if (auto refusal = screen()) {
+          co_await refuse(c, buffer, std::move(*refusal), version);
+          break;
+        }
+      }
+      // Read here rather than by bhttp::async_read, which would first parse
+      // again the bytes put() above has seen: after a last-chunk line with no
+      // new byte since, Beast's chunk parser asserts.
       c.deadline.expires_after(limits.read_timeout);
-      auto [rec, rn] = co_await bhttp::async_read(stream, buffer, parser, use_tuple);
-      bec = rec;
+      while (!bec && !parser.is_done()) {
+        const std::size_t room = beast::read_size(buffer, 65536);
+        if (room == 0) {
+          bec = bhttp::error::buffer_overflow;
+          break;
+        }
+        auto [rec, rn] = co_await stream.async_read_some(buffer.prepare(room), use_tuple);
+        buffer.commit(rn);
+        if (rec) {
+          bec = rec == asio::error::eof ? bhttp::error::partial_message : rec;
+          break;
+        }
+        parse_body();
+      }
     }
     if (bec) {
-      if (bec == bhttp::error::body_limit) {
-        auto reply = problem(Code::payload_too_large,
-                             "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");
-        co_await write_reply(c, std::move(reply), version, false, false);
-      } else if (!c.deadline.expired() && !transport_failed(bec) && bec != bhttp::error::partial_message) {
-        auto reply = problem(Code::invalid_request, "malformed HTTP request: " + bec.message());
-        co_await write_reply(c, std::move(reply), version, false, false);
-      }
+      std::optional<Response> reply;
+      if (bec == bhttp::error::body_limit)
+        reply = too_large("request body", limits.max_body_bytes);
+      else if (bec == bhttp::error::buffer_overflow)  // body bytes never stay: a line that must be whole did
+        reply = too_large("chunk extension or trailer", read_buffer_bytes(limits));
+      else if (!c.deadline.expired() && !transport_failed(bec) && bec != bhttp::error::partial_message)
+        reply = problem(Code::invalid_request, "malformed HTTP request: " + bec.message());
+      if (reply) co_await refuse(c, buffer, std::move(*reply), version);
       break;
     }
 
     const bool head = parser.head;
     const bool client_keep_alive = parser.keep_alive();
     request.keep_alive = client_keep_alive;
-    request.remote = remote;
     c.deadline.expires_never();  // the handler has its own deadlines
     Response reply = co_await state.handler(std::move(request));
     const bool keep_alive = client_keep_alive && !reply.close && !state.stopping;
@@ -271,6 +343,7 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
       beast::error_code e;
       socket.close(e);
     });
+    deadline.expires_after(state->limits.header_timeout);  // the first request's head, from the accept
     co_await serve(*state, Connection<tcp::socket>{socket, deadline, state->limits}, remote);
     close(socket);
     co_return;
@@ -282,7 +355,8 @@ asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket 
     beast::error_code e;
     lowest.close(e);
   });
-  // A client that sends no ClientHello, or trickles it, is a slow header.
+  // A client that sends no ClientHello, or trickles it, is a slow header:
+  // the handshake and the first request's head share this deadline.
   deadline.expires_after(state->limits.header_timeout);
   auto [hec] = co_await stream.async_handshake(ssl::stream_base::server, use_tuple);
   if (!hec) {

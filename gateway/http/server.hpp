@@ -27,9 +27,12 @@ struct ServerLimits {
   std::size_t max_header_bytes = 16 << 10;
   std::size_t max_body_bytes = 1 << 20;
   std::chrono::milliseconds read_timeout{10000};    // the body, once the header is in
-  std::chrono::milliseconds idle_timeout{60000};    // until the first byte of a request
-  // From that byte to the end of the header; under TLS also the whole
-  // handshake, from the accept on.
+  // Between requests of a kept-alive connection: from a reply until the
+  // first byte of the next request.
+  std::chrono::milliseconds idle_timeout{60000};
+  // From that byte to the end of the header. For a connection's first
+  // request from the accept on (under TLS the handshake included), so a
+  // connection that never sends a byte is closed at header_timeout too.
   std::chrono::milliseconds header_timeout{10000};
   std::chrono::milliseconds write_timeout{10000};
   // Open connections. At the cap the listener stops accepting: new
@@ -37,9 +40,23 @@ struct ServerLimits {
   std::size_t max_connections = 10000;
 };
 
-// Checks a request's head (no body) before `100 Continue` invites the body:
-// a reply refuses the request, and the connection closes without reading
-// the body. Runs on the connection's io_context; must not block or throw.
+// The most a connection's read buffer holds: a whole head plus one read of
+// what follows it. A body passes through a read at a time, so only what
+// Beast must have whole before it parses it can fill the buffer: a chunk
+// header with its extensions, or the trailer block (neither counts against
+// any other limit). One that does is refused with 413 and the connection
+// closes. The connections' memory for reading is thus bounded by
+// max_connections x this (at the defaults 32 KiB each, 320 MB for 10,000).
+constexpr std::size_t read_chunk_bytes = 16 << 10;
+inline std::size_t read_buffer_bytes(const ServerLimits& limits) { return limits.max_header_bytes + read_chunk_bytes; }
+
+// Checks a request's head before its body is read: before `100 Continue`
+// invites the body, and for every request whose body did not come whole
+// with its head. A reply refuses the request: it is sent, and the
+// connection closes without reading the body (a short lingering close, so
+// the reply is not lost to a reset). Looks at the head only (the body may
+// be partly parsed). Runs on the connection's io_context, for many
+// requests: must be cheap, and must not block or throw.
 using Screen = std::function<std::optional<Response>(const Request& head)>;
 
 class Server {

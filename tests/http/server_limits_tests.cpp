@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -303,4 +304,134 @@ TEST_CASE("Expect: 100-continue: a head the screen refuses gets the refusal, nev
     CHECK(h.handled == 1);
     CHECK(h.last_body == "hello");
   }
+}
+
+TEST_CASE("header_timeout from the accept: a connection that sends nothing is closed at header_timeout, not idle_timeout") {
+  gw::http::ServerLimits limits;
+  limits.idle_timeout = 600s;  // longer than the wait below: only the header deadline can close it
+  limits.header_timeout = 300ms;
+  Harness h(limits);
+  Conn c(h.port);
+  std::optional<std::string> got = std::string();
+  CHECK(eventually([&] {
+    got = c.receive(100ms);
+    return !got || !got->empty();
+  }));
+  CHECK_FALSE(got.has_value());  // closed, with nothing sent
+  CHECK(eventually([&] { return h.server.open_connections() == 0; }));
+  CHECK(h.handled == 0);
+}
+
+namespace {
+
+std::string chunk_line(std::size_t size) {
+  std::ostringstream out;
+  out << std::hex << size << "\r\n";
+  return out.str();
+}
+
+// A POST of `body` (already framed) with `framing` as its framing header line.
+std::string post(const std::string& framing, const std::string& body, const std::string& extra = "") {
+  return "POST /x HTTP/1.1\r\nHost: t\r\nConnection: close\r\n" + framing + extra + "\r\n" + body;
+}
+
+}  // namespace
+
+TEST_CASE("read buffer cap: bodies up to max_body_bytes are served, by Content-Length, many small chunks or one big chunk") {
+  gw::http::ServerLimits limits;
+  limits.max_header_bytes = 4096;  // the smallest cap: 4 KiB + a read chunk, far below the body
+  limits.max_body_bytes = 1 << 20;
+  REQUIRE(gw::http::read_buffer_bytes(limits) < limits.max_body_bytes);
+  Harness h(limits);
+  std::string body(limits.max_body_bytes, 'b');
+  for (std::size_t i = 0; i < body.size(); i += 997) body[i] = static_cast<char>('a' + i % 26);
+  std::string small_chunks;
+  for (std::size_t at = 0; at < body.size(); at += 100) {
+    const auto piece = body.substr(at, 100);
+    small_chunks += chunk_line(piece.size()) + piece + "\r\n";
+  }
+  small_chunks += "0\r\n\r\n";
+  struct Case {
+    const char* name;
+    std::string request;
+  };
+  for (const auto& c : {Case{"Content-Length", post("Content-Length: " + std::to_string(body.size()) + "\r\n", body)},
+                        Case{"small chunks", post("Transfer-Encoding: chunked\r\n", small_chunks)},
+                        Case{"one chunk", post("Transfer-Encoding: chunked\r\n",
+                                               chunk_line(body.size()) + body + "\r\n0\r\nX-Trailer: t\r\n\r\n")}}) {
+    CAPTURE(c.name);
+    const int before = h.handled;
+    Conn conn(h.port);
+    REQUIRE(conn.send(c.request));
+    CHECK(conn.receive_until("ok").rfind("HTTP/1.1 200", 0) == 0);
+    CHECK(h.handled == before + 1);
+    CHECK(h.last_body == body);
+  }
+}
+
+TEST_CASE("read buffer cap: a chunk extension or a trailer block longer than the cap is 413, and the connection closes") {
+  gw::http::ServerLimits limits;
+  limits.idle_timeout = 600s;
+  limits.read_timeout = 600s;  // only the cap can end these
+  Harness h(limits);
+  const std::size_t cap = gw::http::read_buffer_bytes(limits);
+  const std::string message = "chunk extension or trailer exceeds " + std::to_string(cap) + " bytes";
+  std::string trailer = "0\r\n";
+  while (trailer.size() <= cap) trailer += "X-T: tttttttttt\r\n";
+  for (const std::string& line : {"5;ext=" + std::string(cap, 'e'), trailer}) {
+    CAPTURE(line.substr(0, 16));
+    Conn c(h.port);
+    REQUIRE(c.send(post("Transfer-Encoding: chunked\r\n", line)));
+    auto reply = c.receive_until(message);
+    CHECK(reply.rfind("HTTP/1.1 413", 0) == 0);
+    CHECK(reply.find("payload_too_large") != std::string::npos);
+    // The client stops; the gateway closes rather than wait for the line's end.
+    std::optional<std::string> got = std::string();
+    CHECK(eventually([&] {
+      got = c.receive(100ms);
+      return !got || !got->empty();
+    }));
+    CHECK_FALSE(got.has_value());
+  }
+  CHECK(h.handled == 0);
+}
+
+TEST_CASE("screen: a body not complete with its head is screened first; a refusal is received while the client still sends, the body unread") {
+  gw::http::ServerLimits limits;
+  limits.max_body_bytes = 256 << 20;
+  std::atomic<int> screened{0};
+  Harness h(limits, [&screened](const gw::http::Request& head) -> std::optional<gw::http::Response> {
+    ++screened;
+    if (head.header("Authorization") == std::optional<std::string_view>("Bearer good")) return std::nullopt;
+    return gw::http::Response{401, {}, "no", false, std::nullopt};
+  });
+  for (const std::string& framing : {"Content-Length: " + std::to_string(limits.max_body_bytes) + "\r\n",
+                                    std::string("Transfer-Encoding: chunked\r\n")}) {
+    CAPTURE(framing);
+    Conn c(h.port);
+    REQUIRE(c.send("POST /x HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer bad\r\n" + framing + "\r\n"));
+    // Keep sending the body; the refusal arrives long before all of it went
+    // out, and the gateway never waited for it. A reset would lose the reply.
+    const std::string piece = framing[0] == 'C' ? std::string(64 << 10, 'a')
+                                                : chunk_line(64 << 10) + std::string(64 << 10, 'a') + "\r\n";
+    std::string reply;
+    std::size_t sent = 0;
+    while (reply.find("no") == std::string::npos && sent < limits.max_body_bytes) {
+      auto got = c.receive(std::chrono::milliseconds(0));
+      REQUIRE(got);  // not closed (nor reset) before the reply was read
+      reply += *got;
+      if (!c.send(piece)) break;
+      sent += piece.size();
+    }
+    reply += c.receive_until("no");
+    CHECK(reply.rfind("HTTP/1.1 401", 0) == 0);
+    CHECK(sent < limits.max_body_bytes);
+    CHECK(h.handled == 0);
+  }
+  CHECK(screened == 2);
+  // A body that came whole with its head goes to the handler unscreened (the handler decides).
+  Conn c(h.port);
+  REQUIRE(c.send(post("Content-Length: 5\r\n", "hello")));
+  CHECK(c.receive_until("ok").rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(screened == 2);
 }
