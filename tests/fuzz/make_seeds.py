@@ -178,3 +178,38 @@ delivery("duplicate_id", std_secret, std_ts * 1000, 300000,
 delivery("stale", "whsec_short", 0, 86400000,
          [("webhook-id", "msg.dot"), ("webhook-timestamp", "99999999999999999"), ("webhook-signature", "v1,AAAA")],
          b"")
+
+# session_fuzz: scripts of one connection's bytes (tests/fuzz/session_fuzz.cpp): 0xFF is a piece
+# boundary, 0xFE a b n s streams the n bytes s (a * 256 + b + 1) times.
+S = "session_fuzz"
+PIECE = b"\xff"
+
+
+def repeat(pattern, times):
+    assert 1 <= times <= 65536 and 1 <= len(pattern) <= 255
+    return b"\xfe" + struct.pack(">H", times - 1) + bytes([len(pattern)]) + pattern
+
+
+def head(method, target, fields):
+    return req(method, target, [("Host", "x")] + fields).encode()
+
+
+te = [("Transfer-Encoding", "chunked")]
+write(S, "claim", head("POST", T + "/claim", base[1:] + [("Content-Length", str(len(claim)))]) + claim.encode())
+write(S, "chunked_pieces", head("POST", "/x", te) + PIECE + b"1b\r\n" + claim.encode() + PIECE + b"\r\n0\r\n\r\n")
+write(S, "small_chunks", head("POST", "/x", te) + repeat(b"1\r\na\r\n", 4000) + b"0\r\n\r\n")
+write(S, "one_big_chunk", head("POST", "/x", te) + b"ffff\r\n" + repeat(b"b" * 255, 257) + b"\r\n0\r\n\r\n")
+write(S, "extension", head("POST", "/x", te) + b'5;a=1;b="q\\"x"\r\nhello\r\n0;end\r\n\r\n')
+write(S, "trailers", head("POST", "/x", te + [("Trailer", "X-T")]) + b"2\r\nhi\r\n0\r\nX-T: 1\r\nX-U: 2\r\n\r\n")
+# What issue #29 found: a chunk-extension line and a trailer block that never end (8 MiB streamed).
+write(S, "endless_extension", head("POST", "/x", te) + b"5;ext=" + repeat(b"a" * 128, 65536))
+write(S, "endless_trailer", head("POST", "/x", te) + b"0\r\n" + repeat(b"X-T: " + b"t" * 121 + b"\r\n", 65536))
+# A refused head (the screen refuses a target with "deny") and the body it must never read.
+write(S, "refused_length", head("POST", "/deny", [("Content-Length", "65280")]) + PIECE + repeat(b"z" * 255, 256))
+write(S, "refused_chunked", head("POST", "/deny", te) + PIECE + repeat(b"f0\r\n" + b"z" * 240 + b"\r\n", 65536))
+write(S, "expect_continue", head("POST", "/x", [("Expect", "100-continue"), ("Content-Length", "5")]) + PIECE
+      + b"hello")
+write(S, "pipelined", repeat(head("GET", "/healthz", []), 40) + head("POST", "/x", te) + b"0\r\n\r\n"
+      + head("GET", "/deny", [("Connection", "close")]))
+write(S, "head_in_pieces", b"POST /x HT" + PIECE + b"TP/1.1\r\nHost: x\r\nContent-" + PIECE + b"Length: 3\r\n\r\n"
+      + PIECE + b"abc")
