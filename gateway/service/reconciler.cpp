@@ -4,6 +4,7 @@
 #include "core/reconcile.hpp"
 #include "service/event_log.hpp"
 #include "service/forwarding.hpp"
+#include "service/reply_screen.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -72,6 +73,15 @@ asio::awaitable<void> Reconciler::look_up_in_background(DueLookup due) {
   --in_progress_;
 }
 
+void Reconciler::withheld(const std::string& provider, unsigned status, const std::string& request_id,
+                          std::string_view what) {
+  // One line per withheld reply, naming the provider, never the credential.
+  metrics_.count_event("provider_reply_withheld");
+  log_event(LogLevel::warn, "provider_reply_withheld",
+            {{"request_id", request_id}, {"provider", provider}, {"provider_status", status}, {"reply", what},
+             {"reason", "the reply contained a provider credential"}});
+}
+
 asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
   // The provider's settings now (a credential rotated by a reload included),
   // kept to the end of this lookup.
@@ -92,22 +102,29 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
     upstream::Request request{
         lookup.method, lookup_target(provider.base_path, lookup.path, due.upstream_key),
         upstream_headers({}, provider, *credential, {request_id, "", std::nullopt}, std::nullopt), ""};
+    request.partition = due.scope.tenant;  // the tenant's credential: the tenant's connections
     result = co_await exchange(upstream_, route.endpoint, std::move(request));
     failure = upstream::to_string(result.failure);
   }
 
   std::optional<unsigned> status;
   std::string body, headers_json = "[]";
+  std::optional<ScreenedReply> screened;
   if (result.response) {
     status = result.response->status;
     body = std::move(result.response->body);
-    // Through the reply rules, so a provider echoing the credential never has it stored.
-    headers_json = headers_to_json(reply_headers(std::move(result.response->headers), provider));
+    // The evidence an operator sees goes through the reply rules, so a
+    // provider echoing a credential never has it stored; the decision reads
+    // the body as the provider sent it.
+    screened = screen_reply(*status, std::move(result.response->headers), body, provider);
+    headers_json = headers_to_json(screened->reply.headers);
+    if (screened->withheld) withheld(provider.name, *status, request_id, "lookup");
   }
   const auto decision =
       decide_lookup(lookup, provider.outcomes,
                     {status, body, result.response ? std::string_view() : failure,
                      due.forward_deadline_ms, due.handed_out_ms});
+  if (screened) body = std::move(screened->reply.body);
   // Backoff, but never past the moment a "not found" starts to count: the
   // lookup right after the settle window is the one that can settle it.
   auto delay_ms = next_lookup_delay_ms(config_.recovery.reconcile.backoff, due.lookups + 1, Database::jitter());
@@ -138,8 +155,17 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
   resolution.actor = provider.name;
   resolution.reference = "evidence:" + std::to_string(recorded.evidence_id);
   if (decision.original_status) {
-    const std::string original = decision.original_body.value_or("");
-    resolution.reply = RecordedResponse{*decision.original_status, "[]", original, sha256_hex(original),
+    // The original reply as the lookup copied it becomes the operation's
+    // recorded reply, replayed to the agent: screened again on its own.
+    std::string original = decision.original_body.value_or("");
+    std::string original_headers = "[]";
+    if (provider.reveals_credential(original)) {
+      auto stand_in = withheld_reply(*decision.original_status, provider);
+      original = std::move(stand_in.body);
+      original_headers = headers_to_json(stand_in.headers);
+      withheld(provider.name, *decision.original_status, request_id, "lookup_original_reply");
+    }
+    resolution.reply = RecordedResponse{*decision.original_status, original_headers, original, sha256_hex(original),
                                         static_cast<std::int64_t>(original.size())};
   }
   const auto resolved = co_await database_.decide([&](Session& s) { return resolutions_.resolve_held(s, resolution); });

@@ -47,6 +47,8 @@ class Reconciler {
 
  private:
   asio::awaitable<void> look_up_in_background(DueLookup due);
+  // A lookup reply (or the original reply it holds) withheld for revealing a credential: counted and logged.
+  void withheld(const std::string& provider, unsigned status, const std::string& request_id, std::string_view what);
 
   const Config& config_;
   Database& database_;

@@ -53,12 +53,17 @@ struct Request {
   std::vector<Header> headers;  // written in order; Host is added when absent
   std::string body;             // Content-Length is always computed from this
   // Only for a GET or HEAD the caller may have sent twice (an unprotected
-  // read): it goes out on a kept-alive connection without the check that the
-  // provider has not closed it, and if that connection fails before any byte
-  // of a response (the keep-alive race, not a timeout), it is sent once more
-  // on a new connection, as RFC 9110 section 9.2.2 allows for idempotent
-  // requests. Never set for a protected request.
+  // read): if a kept-alive connection fails before any byte of a response
+  // (the provider closed it just as it was written: the keep-alive race, not
+  // a timeout), it is sent once more on a new connection, as RFC 9110
+  // section 9.2.2 allows for idempotent requests. Never set for a protected
+  // request.
   bool resend_if_stale = false;
+  // Whose request this is (the gateway passes the tenant): an idle connection
+  // is reused only by a request of the same partition, so a provider that
+  // confused a connection's replies can at worst mix one tenant's own.
+  // Empty is a partition too, for callers that carry no tenant's credential.
+  std::string partition{};
 };
 
 struct Response {

@@ -23,6 +23,13 @@ namespace beast = boost::beast;
 namespace http = boost::beast::http;
 
 constexpr std::uint32_t header_limit = 64 * 1024;
+// The most the read buffer holds: a whole head plus one read. A body passes
+// through it a read at a time; only what Beast must have whole before it
+// parses it can fill it, a chunk header with its extensions or the trailer
+// block, which no other limit counts. Past it the read fails (buffer_overflow)
+// instead of growing: a provider's reply costs at most this plus
+// max_response_body.
+constexpr std::size_t read_buffer_limit = header_limit + 16 * 1024;
 
 // Builds the client's Response as it parses: each field is copied once, into
 // the client's own type, with no Beast field container in between. Framing,
@@ -129,6 +136,9 @@ class exchange : public std::enable_shared_from_this<exchange> {
       return fail(Failure::response_too_large, true, "response body over max_response_body");
     if (ec == http::error::header_limit)
       return fail(Failure::response_too_large, true, "response header over 64 KiB");
+    if (ec == http::error::buffer_overflow)
+      return fail(Failure::response_too_large, true,
+                  "response chunk extension or trailer over " + std::to_string(read_buffer_limit) + " bytes");
     if (ec) {
       if (!responded_ && !parser_->got_some() && buffer_.size() == 0 && resend()) return;
       std::string cause = conn_->timed_out() ? "no complete response within request_timeout" : ec.message();
@@ -136,18 +146,24 @@ class exchange : public std::enable_shared_from_this<exchange> {
     }
 
     const unsigned status = parser_->response.status;
-    if (status >= 100 && status < 200 && status != 101) {  // interim, e.g. 100 Continue
+    // The gateway never asks for an upgrade (Upgrade is hop-by-hop and
+    // dropped), so a switch of protocols is a provider gone wrong: nothing of
+    // it is relayed, and the connection is closed.
+    if (status == 101) return fail(Failure::failed_after_send, true, "request sent, then an unrequested 101 Switching Protocols");
+    if (status >= 100 && status < 200) {  // interim, e.g. 100 Continue
       responded_ = true;
       return read_response();
     }
 
     conn_->disarm_deadline();
     // Reuse needs a complete response that ends by framing (not by EOF),
-    // keep-alive on both sides, no unread bytes behind it, and no protocol
-    // switch. Anything else closes: a new connection is cheap, a confused
-    // one is not.
-    const bool reusable = parser_->is_done() && parser_->keep_alive() && !close_after_ &&
-                          buffer_.size() == 0 && status != 101 && !conn_->timed_out() && conn_->is_open();
+    // keep-alive on both sides, and no unread bytes behind it. Never after a
+    // HEAD: its reply announces a body that must not come, and a careless
+    // provider that sends it anyway, now or later, would have it read as the
+    // next request's reply (maybe another tenant's). Anything else closes: a
+    // new connection is cheap, a confused one is not.
+    const bool reusable = !head_ && parser_->is_done() && parser_->keep_alive() && !close_after_ &&
+                          buffer_.size() == 0 && !conn_->timed_out() && conn_->is_open();
     if (!reusable) conn_->close();
 
     Result result;
@@ -196,7 +212,7 @@ class exchange : public std::enable_shared_from_this<exchange> {
   bool close_after_;        // the request asked for Connection: close
   std::string head_bytes_;  // request line and fields, as written
   std::string body_;
-  beast::flat_buffer buffer_;
+  beast::flat_buffer buffer_{read_buffer_limit};
   std::optional<response_parser> parser_;
   exchange_handler done_;
 };

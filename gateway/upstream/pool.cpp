@@ -18,6 +18,7 @@ struct pool::call {
   net::io_context* on = nullptr;
   Endpoint endpoint;
   Request request;
+  std::string partition;  // request.partition, kept once the request has gone to its exchange
   std::function<void(Result)> done;
   // Only for a call that waits: its queue deadline, on `on`, where a freed
   // slot starts it too.
@@ -56,6 +57,7 @@ void pool::submit(net::io_context& on, const Endpoint& endpoint, Request request
   c->on = &on;
   c->endpoint = endpoint;
   c->request = std::move(request);
+  c->partition = c->request.partition;
   c->done = std::move(done);
   auto refuse = [&](Failure failure, std::string detail) {
     deliver(on, std::move(c->done), unsent(failure, std::move(detail)));
@@ -134,9 +136,9 @@ void pool::on_queue_deadline(const std::shared_ptr<call>& c) {
 }
 
 void pool::start(const std::shared_ptr<call>& c) {
-  // A request that may be resent (Request::resend_if_stale) skips the
-  // check for a connection the provider closed: the resend covers it.
-  if (auto conn = take_idle(*c->on, !c->request.resend_if_stale)) return run(c, std::move(conn), true);
+  // Every reuse is checked, a read that may be resent too: the resend covers
+  // a close, but bytes waiting on the connection would be read as its reply.
+  if (auto conn = take_idle(*c->on, c->partition)) return run(c, std::move(conn), true);
   auto conn = std::make_shared<connection>(c->on->get_executor(), tls_context_);
   conn->connect(c->endpoint, [self = shared_from_this(), c, conn](Failure failure, std::string detail) {
     if (failure != Failure::none) return self->finish(c, unsent(failure, std::move(detail)), nullptr);
@@ -159,7 +161,7 @@ void pool::finish(const std::shared_ptr<call>& c, Result result, std::shared_ptr
     std::lock_guard lock(mutex_);
     --busy_;
     if (reusable && !stopped_) {
-      idle_locked(*c->on).push_back({std::move(reusable), std::chrono::steady_clock::now()});
+      idle_locked(*c->on, c->partition).push_back({std::move(reusable), std::chrono::steady_clock::now()});
       sweep = !sweep_armed_;
       sweep_armed_ = true;
     }
@@ -198,14 +200,14 @@ void pool::start_elsewhere(std::vector<std::shared_ptr<call>> calls) {
     });
 }
 
-std::deque<pool::idle_connection>& pool::idle_locked(net::io_context& io) {
+std::deque<pool::idle_connection>& pool::idle_locked(net::io_context& io, const std::string& partition) {
   for (auto& list : idle_)
-    if (list.io == &io) return list.entries;
-  idle_.push_back({&io, {}});
+    if (list.io == &io && list.partition == partition) return list.entries;
+  idle_.push_back({&io, partition, {}});
   return idle_.back().entries;
 }
 
-std::shared_ptr<connection> pool::take_idle(net::io_context& io, bool check_peer) {
+std::shared_ptr<connection> pool::take_idle(net::io_context& io, const std::string& partition) {
   // Newest first: it is the least likely to have been closed by the peer.
   // The check for a peer's close is a system call, so it is made outside
   // the lock, on a connection nobody else can take any more.
@@ -215,14 +217,14 @@ std::shared_ptr<connection> pool::take_idle(net::io_context& io, bool check_peer
     {
       std::lock_guard lock(mutex_);
       retire = idle_retire_;
-      auto& idle = idle_locked(io);
+      auto& idle = idle_locked(io, partition);
       if (idle.empty()) return nullptr;
       entry.emplace(std::move(idle.back()));
       idle.pop_back();
     }
     // Retiring well before the provider's keep-alive timeout makes the race
     // "peer closes just as we write" (an unknown outcome) rare.
-    if (std::chrono::steady_clock::now() - entry->since >= retire || (check_peer && entry->conn->peer_closed())) {
+    if (std::chrono::steady_clock::now() - entry->since >= retire || entry->conn->peer_closed()) {
       entry->conn->close();
       continue;
     }

@@ -1,6 +1,7 @@
 // One endpoint's connection pool: at most max_connections exchanges at a
 // time, a FIFO queue of at most max_queued with a deadline for the rest, idle
-// keep-alive connections checked before reuse and retired after idle_retire.
+// keep-alive connections checked before reuse (any unread byte, even for a
+// read that may be resent, retires one) and retired after idle_retire.
 //
 // Threads: the gateway runs one io_context per I/O thread, and a request's
 // exchange runs on the io_context of the thread that asked for it, so a
@@ -69,9 +70,13 @@ class pool : public std::enable_shared_from_this<pool> {
     std::shared_ptr<connection> conn;
     std::chrono::steady_clock::time_point since;
   };
-  // The idle connections opened on one io_context, oldest first.
+  // The idle connections opened on one io_context for one partition
+  // (Request::partition: a tenant), oldest first. A connection is reused
+  // only by the partition that used it last, so a provider that confuses a
+  // connection's replies cannot hand one tenant's reply to another.
   struct idle_list {
     net::io_context* io;
+    std::string partition;
     std::deque<idle_connection> entries;
   };
 
@@ -88,8 +93,8 @@ class pool : public std::enable_shared_from_this<pool> {
   // started on their own io_contexts once the lock is released.
   std::vector<std::shared_ptr<call>> take_waiters_locked();
   void start_elsewhere(std::vector<std::shared_ptr<call>> calls);
-  std::shared_ptr<connection> take_idle(net::io_context& io, bool check_peer);
-  std::deque<idle_connection>& idle_locked(net::io_context& io);
+  std::shared_ptr<connection> take_idle(net::io_context& io, const std::string& partition);
+  std::deque<idle_connection>& idle_locked(net::io_context& io, const std::string& partition);
   void schedule_sweep();  // on home_
   void sweep();
   void stop();

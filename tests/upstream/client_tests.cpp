@@ -2,103 +2,11 @@
 // the provider (answering, stalling, closing, resetting, TLS) and each test
 // checks the failure class and, above all, request_bytes_sent. Deadlines are
 // generous and only "it finished" is asserted about time.
-#include "upstream/client.hpp"
-
-#include "test_server.hpp"
+#include "client_harness.hpp"
 #include "tls_files.hpp"
-
-#include <boost/asio/executor_work_guard.hpp>
-
-#include <doctest/doctest.h>
-
-#include <future>
 
 namespace gw::upstream::test {
 namespace {
-
-using namespace std::chrono_literals;
-
-Result wait(std::future<Result> future) {
-  REQUIRE(future.wait_for(60s) == std::future_status::ready);
-  return future.get();
-}
-
-// Polls for a condition the test needs before its next step (the server
-// noticed a close, a connection is in flight); fails after a generous bound.
-template <class Condition>
-void eventually(Condition condition) {
-  for (int i = 0; i < 3000 && !condition(); ++i) std::this_thread::sleep_for(10ms);
-  REQUIRE(condition());
-}
-
-// An io_context run by one thread, as the client requires, and a Client on
-// it; the test thread sends from outside it.
-class harness {
- public:
-  harness() : work_(net::make_work_guard(io_)) {
-    thread_ = std::thread([this] { io_.run(); });
-    client_.emplace(io_);
-  }
-  ~harness() {
-    client_.reset();  // shuts down; what is in flight runs to its deadline
-    work_.reset();
-    thread_.join();
-  }
-
-  Client& client() { return *client_; }
-
-  std::future<Result> start(const Endpoint& endpoint, Request request) {
-    auto promise = std::make_shared<std::promise<Result>>();
-    auto future = promise->get_future();
-    // set_value throws if done() ever ran twice.
-    client_->send(endpoint, std::move(request), [promise](Result r) { promise->set_value(std::move(r)); });
-    return future;
-  }
-  Result send(const Endpoint& endpoint, Request request) { return wait(start(endpoint, std::move(request))); }
-
- private:
-  net::io_context io_;
-  net::executor_work_guard<net::io_context::executor_type> work_;
-  std::thread thread_;
-  std::optional<Client> client_;
-};
-
-Endpoint local(const test_server& server) {
-  Endpoint e;
-  e.name = "provider";
-  e.host = "127.0.0.1";
-  e.port = server.port();
-  e.connect_timeout = 10s;
-  e.request_timeout = 10s;
-  e.queue_timeout = 10s;
-  e.idle_retire = 30s;
-  return e;
-}
-
-Request get(std::string target = "/") { return Request{"GET", std::move(target), {}, {}}; }
-
-// Answers every request on the connection with `response`.
-test_server::script answer_all(std::string response) {
-  return [response](session& s) {
-    while (s.read_request()) s.write(response);
-  };
-}
-
-void check_success(const Result& r, unsigned status) {
-  CAPTURE(r.detail);
-  REQUIRE(r.failure == Failure::none);
-  REQUIRE(r.response.has_value());
-  CHECK(r.response->status == status);
-  CHECK(r.request_bytes_sent);
-}
-
-void check_failure(const Result& r, Failure failure, bool sent) {
-  CAPTURE(r.detail);
-  CHECK(to_string(r.failure) == to_string(failure));
-  CHECK(r.request_bytes_sent == sent);
-  CHECK_FALSE(r.response.has_value());
-  CHECK_FALSE(r.detail.empty());
-}
 
 std::string unused_port() {
   net::io_context io;
@@ -409,23 +317,6 @@ TEST_CASE("max_queued: past the bound a request is refused at once, unsent, whil
   CHECK(seen == 2);
 }
 
-// Holds the scripted provider's exchanges until open(); opened at the latest
-// when `opener` leaves scope, so a failed check never leaves the server's
-// threads waiting (declare the opener after the server).
-struct gate {
-  std::promise<void> promise;
-  std::shared_future<void> future = promise.get_future().share();
-  bool opened = false;
-  void open() {
-    if (!opened) promise.set_value();
-    opened = true;
-  }
-  struct opener {
-    gate& g;
-    ~opener() { g.open(); }
-  };
-};
-
 TEST_CASE("update: a raised max_connections starts queued requests, a lowered one refuses new ones while those in flight finish") {
   gate held;
   std::atomic<int> seen{0};
@@ -719,47 +610,6 @@ TEST_CASE("TLS failures after the request: counted as sent") {
 
 namespace gw::upstream::test {
 namespace {
-
-// Two io_contexts, each run by one thread, as the gateway runs its I/O
-// threads; the client's own housekeeping runs on a third.
-class per_thread_harness {
- public:
-  per_thread_harness() {
-    for (auto* io : {&home_, &a_, &b_}) {
-      work_.push_back(net::make_work_guard(*io));
-      threads_.emplace_back([io] { io->run(); });
-    }
-    client_.emplace(home_);
-  }
-  ~per_thread_harness() {
-    client_.reset();
-    work_.clear();
-    for (auto& t : threads_) t.join();
-  }
-
-  // Sends on `on`; the future holds the result and whether done() ran on
-  // `on`'s own thread.
-  std::future<std::pair<Result, bool>> start(net::io_context& on, const Endpoint& e, Request request) {
-    auto promise = std::make_shared<std::promise<std::pair<Result, bool>>>();
-    auto future = promise->get_future();
-    client_->send(on, e, std::move(request), [promise, &on](Result r) {
-      promise->set_value({std::move(r), on.get_executor().running_in_this_thread()});
-    });
-    return future;
-  }
-  std::pair<Result, bool> send(net::io_context& on, const Endpoint& e, Request request) {
-    auto future = start(on, e, std::move(request));
-    REQUIRE(future.wait_for(60s) == std::future_status::ready);
-    return future.get();
-  }
-
-  net::io_context home_{1}, a_{1}, b_{1};
-
- private:
-  std::vector<net::executor_work_guard<net::io_context::executor_type>> work_;
-  std::vector<std::thread> threads_;
-  std::optional<Client> client_;
-};
 
 TEST_CASE("per io_context: an exchange completes on the io_context it was sent on, and reuses only connections opened there") {
   test_server server(answer_all(reply(200, "ok")));

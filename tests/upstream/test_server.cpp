@@ -4,10 +4,15 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/write.hpp>
 
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 
 namespace gw::upstream::test {
 namespace {
@@ -98,6 +103,35 @@ bool session::write(std::string_view bytes) {
   else
     net::write(socket_, net::buffer(bytes), ec);
   return !ec;
+}
+
+bool session::write_repeated(std::string_view unit, std::size_t times) {
+  const std::size_t per_piece = std::max<std::size_t>(1, 64 * 1024 / unit.size());
+  std::string piece;
+  for (std::size_t i = 0; i < std::min(per_piece, times); ++i) piece += unit;
+  while (times > 0) {
+    const std::size_t n = std::min(times, per_piece);
+    if (!write(std::string_view(piece).substr(0, n * unit.size()))) return false;
+    times -= n;
+  }
+  return true;
+}
+
+void session::wait_acknowledged() {
+  // SIOCOUTQ: bytes written but not yet acknowledged by the peer. Bounded,
+  // so a test that went wrong cannot hang here.
+  // A connection the client has closed or reset acknowledges nothing more.
+  for (int i = 0; i < 10000; ++i) {
+    tcp_info info{};
+    socklen_t size = sizeof info;
+    int unacknowledged = 0;
+    const int fd = socket_.native_handle();
+    if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) != 0 ||
+        (info.tcpi_state != TCP_ESTABLISHED && info.tcpi_state != TCP_CLOSE_WAIT))
+      return;
+    if (::ioctl(fd, SIOCOUTQ, &unacknowledged) != 0 || unacknowledged == 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void session::wait_for_eof() {

@@ -46,6 +46,13 @@ class session {
   // Just the request line and headers; the body stays unread.
   std::optional<raw_request> read_head();
   bool write(std::string_view bytes);
+  // Writes `unit` `times` times in pieces, never holding them all: a
+  // provider streaming more than a client should ever buffer. False once a
+  // write fails (the client gave up and closed).
+  bool write_repeated(std::string_view unit, std::size_t times);
+  // Blocks until the client's TCP has acknowledged every byte written (its
+  // kernel holds them: a peek there sees them), or the connection ended.
+  void wait_acknowledged();
   void wait_for_eof();  // reads and drops bytes until the peer closes
   void close();         // orderly: FIN
   void reset();         // abortive: RST (SO_LINGER 0)

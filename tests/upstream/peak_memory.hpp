@@ -1,0 +1,29 @@
+// The process's resident memory as the kernel counts it, for tests that
+// bound what a provider's reply can make the client hold: VmHWM (the peak)
+// is reset to the current RSS first, so only what happens after counts.
+#pragma once
+
+#include <cstddef>
+#include <fstream>
+#include <string>
+
+namespace gw::upstream::test {
+
+// Linux >= 4.0: "5" resets the peak resident set size of the process.
+inline bool reset_peak_rss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
+}
+
+// A "VmRSS" or "VmHWM" line of /proc/self/status, in KiB; 0 if absent.
+inline std::size_t status_kib(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind(field + ":", 0) == 0) return std::stoul(line.substr(field.size() + 1));
+  return 0;
+}
+
+}  // namespace gw::upstream::test
