@@ -59,9 +59,16 @@ plain_reply send_webhook(const plain_request& request, provider_core& core) {
   return json_reply(202, {{"queued", {{"id", event.id}, {"key", event.key}}}});
 }
 
-constexpr std::array<std::string_view, 8> control_paths{
-    "/__test/requests", "/__test/effects",       "/__test/activity", "/__test/faults",
-    "/__test/release",  "/__test/reply_headers", "/__test/reset",    "/__test/webhooks"};
+plain_reply set_echo(const plain_request& request, provider_core& core) {
+  const auto body = nlohmann::json::parse(request.body, nullptr, false);
+  if (body.is_discarded()) return error_reply(400, "invalid_json");
+  if (const auto problem = core.set_echo(body)) return invalid("invalid_echo", *problem);
+  return json_reply(200, echo_json(core.echo()));
+}
+
+constexpr std::array<std::string_view, 9> control_paths{
+    "/__test/requests", "/__test/effects",       "/__test/activity", "/__test/faults", "/__test/release",
+    "/__test/reply_headers", "/__test/reset",    "/__test/webhooks", "/__test/echo"};
 
 }  // namespace
 
@@ -77,6 +84,8 @@ plain_reply handle_control(const plain_request& request, provider_core& core) {
   if (path == "/__test/release" && method == "POST") return release(request, core);
   if (path == "/__test/reply_headers" && method == "GET") return json_reply(200, reply_headers_json(core.reply_headers()));
   if (path == "/__test/reply_headers" && method == "POST") return set_reply_headers(request, core);
+  if (path == "/__test/echo" && method == "GET") return json_reply(200, echo_json(core.echo()));
+  if (path == "/__test/echo" && method == "POST") return set_echo(request, core);
   if (path == "/__test/webhooks" && method == "GET") return json_reply(200, core.webhooks_json());
   if (path == "/__test/webhooks" && method == "POST") return send_webhook(request, core);
   if (path == "/__test/reset" && method == "POST") {

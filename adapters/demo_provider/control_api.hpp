@@ -17,7 +17,11 @@
 //   GET  /__test/reply_headers  the headers added to every business reply
 //   POST /__test/reply_headers  {"headers": [[name, value], ...]}: replaces them; [] clears. A value
 //                               may be {"hex": "..."} for bytes 0x80-0xFF (obs-text)
-//   POST /__test/reset          business state, records, effects, faults, reply headers and
+//   GET  /__test/echo           {"forms": [...]}: the forms business replies echo the request's
+//                               headers in (echo.hpp)
+//   POST /__test/echo           {"forms": ["body", "upper", ...]}: replaces them; [] turns the echo
+//                               off. A bad body is 400 invalid_echo with a detail
+//   POST /__test/reset          business state, records, effects, faults, reply headers, echo and
 //                               webhook records back to new; held requests are closed without
 //                               executing
 //   GET  /__test/webhooks       {"delivered": [{"id","timestamp","body","headers",

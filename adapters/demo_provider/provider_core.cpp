@@ -37,7 +37,15 @@ plain_reply provider_core::answer(const plain_request& request, const fault& inj
   else
     reply = handle_business(request, now);
   reply.headers.insert(reply.headers.end(), reply_headers_.begin(), reply_headers_.end());
+  apply_echo(echo_, request, reply);
   return reply;
+}
+
+std::optional<std::string> provider_core::set_echo(const nlohmann::json& body) {
+  auto parsed = parse_echo(body);
+  if (!parsed.forms) return parsed.error;
+  echo_ = std::move(*parsed.forms);
+  return std::nullopt;
 }
 
 std::optional<std::string> provider_core::set_reply_headers(const nlohmann::json& body) {
@@ -226,6 +234,7 @@ nlohmann::json provider_core::activity_json() const {
 void provider_core::reset() {
   holds_.cancel_all();
   reply_headers_.clear();
+  echo_.clear();
   for (auto& [credential, a] : accounts_) {
     a.rules->reset();
     a.replies_by_key.clear();

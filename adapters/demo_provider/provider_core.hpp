@@ -3,6 +3,7 @@
 #pragma once
 
 #include "business_rules.hpp"
+#include "echo.hpp"
 #include "fault_plan.hpp"
 #include "hold_gate.hpp"
 #include "plain_http.hpp"
@@ -51,7 +52,7 @@ class provider_core {
 
   // The reply to a recorded request under `injected`, once any delay or hold
   // is over: error_5xx and reply_status answer without executing; the other
-  // modes execute (handle_business). The reply_headers switch applies to all.
+  // modes execute (handle_business). The reply_headers and echo switches apply to all.
   plain_reply answer(const plain_request& request, const fault& injected, clock::time_point now);
 
   // Auth, the idempotency-key replay, the business rules and effect counting.
@@ -64,6 +65,11 @@ class provider_core {
   // POST /__test/reply_headers; on a bad body returns why and keeps the list.
   std::optional<std::string> set_reply_headers(const nlohmann::json& body);
   const header_list& reply_headers() const { return reply_headers_; }
+
+  // POST /__test/echo (echo.hpp): the forms every business reply echoes the
+  // request's headers in; on a bad body returns why and keeps them.
+  std::optional<std::string> set_echo(const nlohmann::json& body);
+  const std::vector<echo_form>& echo() const { return echo_; }
 
   // Webhooks: queued by executions and by POST /__test/webhooks, taken and
   // sent by the server, which reports each result back.
@@ -79,8 +85,8 @@ class provider_core {
   // {"in_progress": N, "held": M}: N counts held requests too.
   nlohmann::json activity_json() const;
 
-  // Back to a fresh start: business state, records, effects, faults and
-  // reply headers; held requests are cancelled (closed without executing).
+  // Back to a fresh start: business state, records, effects, faults, reply
+  // headers and echo; held requests are cancelled (closed without executing).
   // Requests in progress stay counted until they finish.
   void reset();
 
@@ -108,6 +114,7 @@ class provider_core {
   fault_plan faults_;
   hold_gate holds_;
   header_list reply_headers_;
+  std::vector<echo_form> echo_;
   std::int64_t in_progress_ = 0;
   std::vector<plain_request> requests_;
   std::int64_t effects_ = 0;

@@ -11,6 +11,7 @@
 #include "service/event_log.hpp"
 #include "service/forwarding.hpp"
 #include "service/outcome_reply.hpp"
+#include "service/reply_screen.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -68,8 +69,11 @@ App::Reply App::record(Call& call, const ProviderConfig& config, const Admission
                                             : std::string(upstream::to_string(result.failure)) + ": " + result.detail,
                             admitted.rows};
   if (result.response) {
-    p->reply = ProviderReply{*status, reply_headers(std::move(result.response->headers), config),
-                             std::move(result.response->body)};
+    // What the agent gets is what the ledger keeps: a reply withheld for
+    // revealing a credential is recorded withheld, so a replay is too.
+    auto screened = screen_reply(*status, std::move(result.response->headers), std::move(result.response->body), config);
+    if (screened.withheld) reply_withheld(call, config.name, *status);
+    p->reply = std::move(screened.reply);
     p->record.response = RecordedResponse{*status, headers_to_json(p->reply->headers), p->reply->body,
                                           sha256_hex(p->reply->body),
                                           static_cast<std::int64_t>(p->reply->body.size())};

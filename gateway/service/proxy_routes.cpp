@@ -11,12 +11,14 @@
 #include "core/trace_context.hpp"
 #include "http/problem.hpp"
 #include "service/app.hpp"
+#include "service/event_log.hpp"
 #include "service/forwarding.hpp"
 #include "service/json_body.hpp"
 #include "service/operation_view.hpp"
 #include "service/outcome_reply.hpp"
 #include "service/refusal.hpp"
 #include "service/rejection.hpp"
+#include "service/reply_screen.hpp"
 #include "upstream/client.hpp"
 
 namespace gw {
@@ -40,8 +42,9 @@ http::Response replay(const StoredOperation& op) {
   return r;
 }
 
-// An unprotected request's reply: the provider's, less what must not cross.
-http::Response passthrough(upstream::Result result, const ProviderConfig& config, bool head) {
+// An unprotected request's reply: the provider's, less what must not cross,
+// or withheld whole when it reveals a credential (service/reply_screen.hpp).
+http::Response passthrough(upstream::Result result, const ProviderConfig& config, bool head, bool& withheld) {
   if (!result.response) {
     // Unfenced, so nothing is recorded or held either way; the agent is told
     // whether its request may have reached the provider.
@@ -54,8 +57,10 @@ http::Response passthrough(upstream::Result result, const ProviderConfig& config
   std::optional<std::string> length;  // read before the filter drops it
   if (head)
     if (auto l = http::find_header(r.headers, "Content-Length")) length = std::string(*l);
-  auto reply = provider_reply(r.status, reply_headers(std::move(r.headers), config), std::move(r.body));
-  reply.content_length_override = std::move(length);
+  auto screened = screen_reply(r.status, std::move(r.headers), std::move(r.body), config);
+  withheld = screened.withheld;
+  auto reply = provider_reply(r.status, std::move(screened.reply.headers), std::move(screened.reply.body));
+  if (!withheld) reply.content_length_override = std::move(length);  // a withheld body is the gateway's own
   return reply;
 }
 
@@ -98,6 +103,14 @@ asio::awaitable<void> App::audit_refusal(const RejectionRecord& refusal) {
   }
 }
 
+void App::reply_withheld(const Call& call, const std::string& provider, unsigned status) {
+  // One line per withheld reply, naming the provider, never the credential.
+  deps_.metrics.count_event("provider_reply_withheld");
+  log_event(LogLevel::warn, "provider_reply_withheld",
+            {{"request_id", call.request_id}, {"provider", provider}, {"provider_status", status},
+             {"reason", "the reply contained a provider credential"}});
+}
+
 App::Reply App::proxy(Call& call) {
   require_principal(call);
   const auto scope = task_scope(call);
@@ -135,6 +148,8 @@ App::Reply App::proxy(Call& call) {
   // The body joins the request at the forward, moved: nothing reads it after
   // the fingerprint, and it may be a megabyte.
   upstream::Request upstream{rq.method, upstream_target(config, rest, query), {}, {}};
+  // Pooled connections are never shared between tenants (upstream::Request::partition).
+  upstream.partition = scope.tenant;
 
   const auto rule = method_rule(rq.method, config.unfenced_methods);
   if (rule == MethodRule::refused)
@@ -146,7 +161,10 @@ App::Reply App::proxy(Call& call) {
     // that is not one (configured) is not.
     upstream.resend_if_stale = rq.method == "GET" || rq.method == "HEAD";
     auto result = co_await forward(call, provider, std::move(upstream));
-    co_return passthrough(std::move(result), config, rq.method == "HEAD");
+    bool withheld = false;
+    auto reply = passthrough(std::move(result), config, rq.method == "HEAD", withheld);
+    if (withheld) reply_withheld(call, config.name, reply.status);
+    co_return reply;
   }
 
   // Validate everything before the authority is asked anything. A refusal
