@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -250,6 +251,12 @@ std::string file_value(const std::string& file, const std::string& path) {
     problem = std::strerror(errno);
   } else if (!S_ISREG(st.st_mode)) {
     problem = "not a regular file";
+  } else if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    // A secret anyone else on the host can read is no longer the tenant's
+    // alone, and one they can write lets them choose the gateway's account.
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    problem = std::string("open to group or others (mode ") + mode + "); make it readable by its owner only (chmod 600)";
   } else {
     char buffer[4096];
     for (;;) {
@@ -309,6 +316,19 @@ SourcedCredential credential_from(Object& o, const std::string& path, const std:
   return c;
 }
 
+// A credential is recognised in a provider's reply by its letters and digits
+// (core/secret_scan.hpp): with too few, ordinary text would match it, and a
+// reply echoing it could not be told from one that does not. The message
+// names the provider and the tenant, never the value or its length.
+void require_scannable(const std::string& credential, const std::string& path, const std::string& provider,
+                       const std::string& tenants) {
+  if (secret_alphanumerics(credential) >= min_secret_alphanumerics) return;
+  fail(path, "the credential of provider " + provider + " for " + tenants + " has fewer than " +
+                 std::to_string(min_secret_alphanumerics) +
+                 " letters and digits: too short to be recognised in a provider's reply, which the gateway "
+                 "withholds from agents when it holds a credential");
+}
+
 // credential: {header, prefix} and either tenants: {tenant: {env|file}}
 // (each tenant its own account) or env|file with shared_by_tenants: true
 // (one account for every tenant, declared as such). One undeclared shared
@@ -332,6 +352,7 @@ void parse_credential(const json& j, const std::string& path, const std::string&
            "one credential for every tenant lets each tenant's agents act on the others' data at this provider: "
            "give credentials per tenant in \"tenants\", or declare \"shared_by_tenants\": true");
     auto c = credential_from(co, path, base_dir);
+    require_scannable(c.value, co.at(c.source.field), p.name, "every tenant");
     p.shared_credential = std::move(c.value);
     p.shared_credential_source = std::move(c.source);
     return;
@@ -346,6 +367,7 @@ void parse_credential(const json& j, const std::string& path, const std::string&
     if (!is_label(it.key())) fail(at, "the tenant must be a label");
     Object to(it.value(), at);
     auto c = credential_from(to, at, base_dir);
+    require_scannable(c.value, to.at(c.source.field), p.name, "tenant " + it.key());
     if (auto [other, fresh] = owner_of.emplace(c.value, it.key()); !fresh)
       fail(at, "has the same credential as tenant " + other->second +
                    ": a shared account must be declared with env or file and shared_by_tenants");
@@ -436,6 +458,7 @@ ProviderConfig parse_provider(const json& j, const std::string& path, const std:
   }
   if (auto c = o.get("credential")) {
     parse_credential(*c, o.at("credential"), base_dir, p);
+    p.index_credentials();
   } else {
     fail(o.at("credential"), "is required (the provider credential, from an environment variable or a file)");
   }
@@ -641,11 +664,15 @@ const std::string* ProviderConfig::credential_for(const std::string& tenant) con
   return it == tenant_credentials.end() ? nullptr : &it->second;
 }
 
+void ProviderConfig::index_credentials() {
+  std::vector<std::string_view> secrets;
+  if (shared_credential) secrets.emplace_back(*shared_credential);
+  for (const auto& [tenant, credential] : tenant_credentials) secrets.emplace_back(credential);
+  credential_scan = std::make_shared<const SecretScan>(secrets);
+}
+
 bool ProviderConfig::reveals_credential(std::string_view text) const {
-  if (shared_credential && text.find(*shared_credential) != std::string_view::npos) return true;
-  for (const auto& [tenant, credential] : tenant_credentials)
-    if (text.find(credential) != std::string_view::npos) return true;
-  return false;
+  return !credential_scan || credential_scan->reveals(text);
 }
 
 std::vector<std::string> lookup_providers(const Config& config) {

@@ -7,12 +7,14 @@
 #include "core/provider_path.hpp"
 #include "core/reconcile.hpp"
 #include "core/retention.hpp"
+#include "core/secret_scan.hpp"
 #include "core/webhook_match.hpp"
 #include "http/tls_context.hpp"
 
 #include <chrono>
 #include <map>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -170,7 +172,16 @@ struct ProviderConfig {
   // The credential a request for `tenant` is sent with; nullptr when this
   // provider has no account for that tenant (the request is refused).
   const std::string* credential_for(const std::string& tenant) const;
-  // Whether `text` holds any of this provider's credentials.
+  // Every credential above, the shared one and each tenant's, as one scan
+  // (core/secret_scan.hpp): a reply to one tenant that reveals another's is
+  // as bad. Built once per load by index_credentials(), which parse_config
+  // calls, so a reply costs one pass over its bytes and no allocation; a
+  // reload builds a new one with the new credentials.
+  std::shared_ptr<const SecretScan> credential_scan;
+  void index_credentials();
+  // Whether `text` holds any of this provider's credentials, in any form the
+  // scan knows. Without index_credentials() (a config put together by hand),
+  // always true: an unscanned reply is never passed as clean.
   bool reveals_credential(std::string_view text) const;
   // Path forms refused by default (core/provider_path.hpp) that this
   // provider's framework is known to treat as plain data.

@@ -47,4 +47,16 @@ bool is_field_value(std::string_view s) {
   return std::all_of(p, end, allowed);
 }
 
+bool same_field_name(std::string_view a, std::string_view b) {
+  const auto fold = [](char c) {
+    if (c == '_') return '-';
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  };
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return fold(x) == fold(y); });
+}
+
+bool field_name_has_prefix(std::string_view name, std::string_view prefix) {
+  return name.size() >= prefix.size() && same_field_name(name.substr(0, prefix.size()), prefix);
+}
+
 }  // namespace gw

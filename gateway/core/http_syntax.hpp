@@ -14,4 +14,13 @@ bool is_http_token(std::string_view s);
 // another control.
 bool is_field_value(std::string_view s);
 
+// Whether a server behind us may read two field names as one: ASCII case
+// folded, and '_' the same as '-', since CGI, WSGI, PHP and others map both
+// to HTTP_FENCE_EPOCH. Every check of a header the gateway owns or drops uses
+// it, so `Fence_Epoch` cannot pass for `Fence-Epoch`.
+bool same_field_name(std::string_view a, std::string_view b);
+
+// same_field_name(name.substr(0, prefix.size()), prefix), for a name longer than it.
+bool field_name_has_prefix(std::string_view name, std::string_view prefix);
+
 }  // namespace gw

@@ -1,5 +1,7 @@
 #include "http/framing.hpp"
 
+#include "core/http_syntax.hpp"
+
 #include <array>
 
 namespace gw::http {
@@ -10,6 +12,8 @@ constexpr std::array<std::string_view, 9> singletons{"Content-Length", "Host",  
                                                      "Content-Type",   "Expect",         "X-Request-Id"};
 constexpr std::array<std::string_view, 3> method_overrides{"X-HTTP-Method-Override", "X-HTTP-Method",
                                                            "X-Method-Override"};
+// IIS, Symfony, Zend and Laminas route by these instead of the request line.
+constexpr std::array<std::string_view, 2> target_overrides{"X-Original-URL", "X-Rewrite-URL"};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -36,8 +40,13 @@ std::optional<std::string> head_problem(std::string_view target, const Fields& h
   }
   for (auto name : singletons)
     if (count(headers, name) > 1) return "header " + std::string(name) + " must appear at most once";
-  for (auto name : method_overrides)
-    if (find_header(headers, name)) return "method-override headers are refused (" + std::string(name) + ")";
+  // In any spelling a server behind us may fold to the same name (X_HTTP_Method too).
+  for (const auto& [k, v] : headers) {
+    for (auto name : method_overrides)
+      if (same_field_name(k, name)) return "method-override headers are refused (" + k + ")";
+    for (auto name : target_overrides)
+      if (same_field_name(k, name)) return "target-override headers are refused (" + k + ")";
+  }
   return std::nullopt;
 }
 

@@ -21,8 +21,9 @@ namespace gw::http {
 //   Fence-Grant, Idempotency-Key, Expected-Version, Content-Type, Expect,
 //   X-Request-Id. First-wins and last-wins readers would disagree.
 // - a method-override header (X-HTTP-Method-Override, X-HTTP-Method,
-//   X-Method-Override): a provider framework would run the method it names
-//   where the gateway saw another.
+//   X-Method-Override) or a target-override one (X-Original-URL,
+//   X-Rewrite-URL), with '_' for '-' too: a provider framework would run the
+//   method or route to the path it names where the gateway checked another.
 // - a request target with a byte outside visible ASCII (0x21-0x7E), which
 //   RFC 3986 does not allow unencoded.
 std::optional<std::string> head_problem(std::string_view target, const Fields& headers);

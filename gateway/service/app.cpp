@@ -4,6 +4,7 @@
 #include "core/labels.hpp"
 #include "http/problem.hpp"
 #include "service/logger.hpp"
+#include "service/query.hpp"
 #include "service/rejection.hpp"
 #include "service/request_log.hpp"
 #include "service/route_table.hpp"
@@ -205,7 +206,7 @@ std::optional<App::Route> App::route_for(const std::vector<std::string>& s) cons
     case RouteId::admin_reconcile: handler = &App::reconcile_operation; break;
     case RouteId::admin_clock: handler = &App::set_clock; break;
   }
-  return Route{spec->name, spec->method, handler};
+  return Route{spec->name, spec->method, handler, spec->scope_in_query};
 }
 
 App::Handler App::dispatch(Call& call, std::optional<http::Response>& refused) {
@@ -219,6 +220,20 @@ App::Handler App::dispatch(Call& call, std::optional<http::Response>& refused) {
     refused = http::problem(Code::method_not_allowed, "use " + std::string(route->method) + " here");
     refused->set("Allow", std::string(route->method));
     return nullptr;
+  }
+  if (route->scope_in_query) {
+    // /v1/admin/operation[/action]?tenant=&task=&id= is served as
+    // /v1/admin/operations/{tenant}/{task}/{id}[/action], by the same handler.
+    const auto q = parse_query(call.target.query, {"tenant", "task", "id"});
+    std::vector<std::string> segments{"v1", "admin", "operations"};
+    for (const char* name : {"tenant", "task", "id"}) {
+      auto found = q.find(name);
+      if (found == q.end()) throw Rejection(Code::invalid_request, std::string("query parameter ") + name + " required");
+      segments.push_back(found->second);
+    }
+    if (call.target.segments.size() == 4) segments.push_back(call.target.segments[3]);
+    call.target.segments = std::move(segments);
+    call.target.query = {};
   }
   return route->handler;
 }

@@ -111,6 +111,7 @@ class App {
     std::string_view name;
     std::string_view method;  // empty: any
     Handler handler;
+    bool scope_in_query = false;  // RouteSpec::scope_in_query
   };
   // The route of service/route_table.hpp for these segments, with its handler;
   // nullopt also for a gated route this gateway does not serve.
@@ -158,6 +159,8 @@ class App {
   Reply operation_receipt(Call& call);
   // A protected attempt refused before its admission, into the rejection audit.
   asio::awaitable<void> audit_refusal(const RejectionRecord& refusal);
+  // A provider's reply withheld for revealing a credential (service/reply_screen.hpp): counted and logged.
+  void reply_withheld(const Call& call, const std::string& provider, unsigned status);
   // outcome_lane.cpp
   Reply record(Call& call, const ProviderConfig& provider, const AdmissionRequest& admission,
                const AdmissionResult& admitted, upstream::Result result);

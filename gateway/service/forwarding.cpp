@@ -1,6 +1,7 @@
 #include "service/forwarding.hpp"
 
 #include "core/base64url.hpp"
+#include "core/http_syntax.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,12 @@ constexpr std::array<std::string_view, 13> gateway_headers{
 
 bool in(std::string_view name, auto const& names) {
   return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return iequals(n, name); });
+}
+
+// Towards the provider, names are compared as a server behind us may fold
+// them ('_' as '-'): an agent's `Fence_Epoch` is dropped like `Fence-Epoch`.
+bool in_folded(std::string_view name, auto const& names) {
+  return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return same_field_name(n, name); });
 }
 
 // The header names that the list's Connection headers name: hop-by-hop too.
@@ -64,10 +71,12 @@ http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p
   out.reserve(agent.size() + 9);  // the agent's, less the dropped, plus at most nine of ours
   const auto hop_named = connection_named(agent);
   for (const auto& [k, v] : agent) {
-    if (in(k, hop_by_hop) || in(k, gateway_headers) || in(k, hop_named)) continue;
-    if (prefixed(k, "Gateway-") || prefixed(k, "X-Forwarded-")) continue;
-    if (iequals(k, p.credential_header) || iequals(k, p.idempotency_header) || iequals(k, p.fence_realm_header) ||
-        iequals(k, p.fence_epoch_header) || iequals(k, p.fence_owner_header))
+    if (in_folded(k, hop_by_hop) || in_folded(k, gateway_headers) || in_folded(k, hop_named)) continue;
+    if (field_name_has_prefix(k, "Gateway-") || field_name_has_prefix(k, "Fence-") ||
+        field_name_has_prefix(k, "X-Forwarded-"))
+      continue;
+    if (in_folded(k, std::array<std::string_view, 5>{p.credential_header, p.idempotency_header, p.fence_realm_header,
+                                                     p.fence_epoch_header, p.fence_owner_header}))
       continue;
     out.emplace_back(k, v);
   }
@@ -91,7 +100,7 @@ http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p
   return out;
 }
 
-http::Fields reply_headers(http::Fields provider_headers, const ProviderConfig& p) {
+http::Fields reply_headers(http::Fields provider_headers, const ProviderConfig&) {
   // Filtered in place: the kept fields are moved, never copied. The names
   // Connection lists are copied first, since the filter moves the list.
   std::vector<std::string> hop_named;
@@ -102,8 +111,7 @@ http::Fields reply_headers(http::Fields provider_headers, const ProviderConfig& 
     if (iequals(k, "Set-Cookie") || iequals(k, "Date")) return true;
     // The gateway's own reply headers: a provider must not be able to make
     // a pass-through or a rejection look committed or replayed.
-    if (prefixed(k, "Gateway-") || iequals(k, "Committed-Version") || iequals(k, "Idempotent-Replayed")) return true;
-    return p.reveals_credential(v);
+    return prefixed(k, "Gateway-") || iequals(k, "Committed-Version") || iequals(k, "Idempotent-Replayed");
   });
   return provider_headers;
 }

@@ -34,7 +34,8 @@ struct ForwardContext {
 // framing, the agent's Authorization, every gateway header (Fence-*,
 // Idempotency-Key, Expected-Version, Gateway-*), and any header the provider
 // config names (credential, idempotency, fence) so an agent cannot forge
-// them, and the agent's traceparent and tracestate; then adds `credential`
+// them, and the agent's traceparent and tracestate, each also when spelt
+// with '_' for '-' (core/http_syntax.hpp, same_field_name); then adds `credential`
 // (the request's tenant's, from ProviderConfig::credential_for), the fence
 // and identity headers, X-Request-Id, the context's trace headers and
 // Forwarded.
@@ -42,10 +43,11 @@ http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p
                               const ForwardContext& context, const std::optional<FenceHeaders>& fence);
 
 // Provider -> agent: drops hop-by-hop and framing headers, Set-Cookie and
-// Date (they belong to one exchange, not to a replay), the gateway's own
-// headers (Gateway-*, Committed-Version, Idempotent-Replayed), and any header
-// that would carry one of the provider's credentials back. By value: the
-// kept fields are moved through, in order.
+// Date (they belong to one exchange, not to a replay), and the gateway's own
+// headers (Gateway-*, Committed-Version, Idempotent-Replayed). By value: the
+// kept fields are moved through, in order. A reply that would carry one of
+// the provider's credentials back, in its headers or its body, is withheld
+// whole after this (service/reply_screen.hpp, which calls it).
 http::Fields reply_headers(http::Fields provider_headers, const ProviderConfig& provider);
 
 // The upstream request target: the provider's base path, then the agent's

@@ -33,6 +33,11 @@ constexpr std::array routes{
     RouteSpec{RouteId::admin_resolve, "admin_resolve", "POST", "/v1/admin/operations/{tenant}/{task}/{id}/resolve"},
     RouteSpec{RouteId::admin_reconcile, "admin_reconcile", "POST",
               "/v1/admin/operations/{tenant}/{task}/{id}/reconcile", false, RouteGate::providers},
+    RouteSpec{RouteId::admin_operation, "admin_operation", "GET", "/v1/admin/operation", false, RouteGate::always, true},
+    RouteSpec{RouteId::admin_resolve, "admin_resolve", "POST", "/v1/admin/operation/resolve", false, RouteGate::always,
+              true},
+    RouteSpec{RouteId::admin_reconcile, "admin_reconcile", "POST", "/v1/admin/operation/reconcile", false,
+              RouteGate::providers, true},
     RouteSpec{RouteId::admin_clock, "admin_clock", "POST", "/v1/admin/clock", false, RouteGate::manual_clock},
 };
 

@@ -54,6 +54,12 @@ struct RouteSpec {
   // The last parameter takes one or more segments ("a/b/c"): the provider path.
   bool rest = false;
   RouteGate gate = RouteGate::always;
+  // The operation is named by the query (?tenant=&task=&id=) instead of the
+  // path: a browser, curl and Node's fetch turn a path segment "." or ".."
+  // (also spelt %2e) into a step up, so an operation with such a label can
+  // only be addressed this way. App::dispatch rewrites the target to the
+  // path form, and the route's handler serves both.
+  bool scope_in_query = false;
 };
 
 // No two templates match the same path, so the order does not matter.

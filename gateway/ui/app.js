@@ -46,7 +46,12 @@ async function api(method, path, body) {
 }
 
 const segment = encodeURIComponent;
+// A label may be "." or "..", which fetch() turns into a step up the path
+// (encoded as %2e too): such an operation is named in the query instead.
+const dotSegment = (label) => label === '.' || label === '..';
 function operationPath(tenant, task, id, action) {
+  if ([tenant, task, id].some(dotSegment))
+    return '/v1/admin/operation' + (action ? '/' + action : '') + query({ tenant, task, id });
   let path = '/v1/admin/operations/' + segment(tenant) + '/' + segment(task) + '/' + segment(id);
   if (action) path += '/' + action;
   return path;

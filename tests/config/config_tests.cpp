@@ -85,7 +85,7 @@ TEST_CASE("config: database url from an environment variable") {
 }
 
 TEST_CASE("config: providers with base URL, credential env and outcome rules") {
-  ::setenv("GW_TEST_BOOKING_KEY", "k-123", 1);
+  ::setenv("GW_TEST_BOOKING_KEY", "k-123-booking-test", 1);
   auto j = minimal();
   j["providers"] = {{{"name", "booking"},
                      {"base_url", "https://api.example:8443/v2/"},
@@ -98,8 +98,8 @@ TEST_CASE("config: providers with base URL, credential env and outcome rules") {
   CHECK(p.host == "api.example");
   CHECK(p.port == "8443");
   CHECK(p.base_path == "/v2");
-  CHECK(p.shared_credential == "k-123");
-  CHECK(*p.credential_for("any-tenant") == "k-123");
+  CHECK(p.shared_credential == "k-123-booking-test");
+  CHECK(*p.credential_for("any-tenant") == "k-123-booking-test");
   CHECK(p.outcomes.not_executed.at(0).contains(503));
 
   auto bad = j;
@@ -120,7 +120,7 @@ TEST_CASE("config: listen address, header-safe credentials and non-overlapping o
   j["listen"] = {{"address", "::1"}};
   CHECK(error_of(j).empty());
 
-  ::setenv("GW_TEST_CRM_KEY", "k", 1);
+  ::setenv("GW_TEST_CRM_KEY", "crm-test-credential", 1);
   auto p = minimal();
   p["providers"] = {{{"name", "crm"}, {"base_url", "http://127.0.0.1:9102"}, {"credential", {{"env", "GW_TEST_CRM_KEY"}, {"shared_by_tenants", true}}}}};
   CHECK(error_of(p).empty());
@@ -136,7 +136,7 @@ TEST_CASE("config: listen address, header-safe credentials and non-overlapping o
 }
 
 TEST_CASE("config: an outcome status too large for its type is refused, never wrapped into range") {
-  ::setenv("GW_TEST_CRM_KEY", "k", 1);
+  ::setenv("GW_TEST_CRM_KEY", "crm-test-credential", 1);
   auto j = minimal();
   // 2^32 + 400 would wrap to 400 in an unsigned.
   j["providers"] = {{{"name", "crm"},
@@ -177,7 +177,7 @@ TEST_CASE("config: recovery defaults, limits and the forward budget") {
 
 namespace {
 json with_lookup(const json& lookup) {
-  ::setenv("GW_TEST_BOOKING_KEY", "k-123", 1);
+  ::setenv("GW_TEST_BOOKING_KEY", "k-123-booking-test", 1);
   auto j = minimal();
   j["providers"] = {{{"name", "booking"},
                      {"base_url", "http://127.0.0.1:9101/api"},
@@ -327,7 +327,7 @@ TEST_CASE("config: reconcile defaults, limits, and the lookup lease") {
 
   // The lease covers the slowest lookup provider's exchange plus the margin;
   // a provider without a lookup does not count.
-  ::setenv("GW_TEST_CRM_KEY", "k", 1);
+  ::setenv("GW_TEST_CRM_KEY", "crm-test-credential", 1);
   j = with_lookup({{"path", "/bookings/by-key/{key}"}});
   j["providers"][0]["request_timeout_ms"] = 3000;  // 2000 + 2000 + 3000
   j["providers"].push_back({{"name", "crm"},
@@ -341,7 +341,7 @@ TEST_CASE("config: reconcile defaults, limits, and the lookup lease") {
 }
 
 TEST_CASE("config: provider webhooks with rotated secrets, pointers and an outcome table") {
-  ::setenv("GW_TEST_CRM_KEY", "k", 1);
+  ::setenv("GW_TEST_CRM_KEY", "crm-test-credential", 1);
   ::setenv("GW_TEST_WH_NEW", "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", 1);
   ::setenv("GW_TEST_WH_OLD", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 1);
   auto j = minimal();
@@ -384,7 +384,7 @@ TEST_CASE("config: provider webhooks with rotated secrets, pointers and an outco
 }
 
 TEST_CASE("config: a bad webhooks field is named by its JSON path, and a secret is never echoed") {
-  ::setenv("GW_TEST_CRM_KEY", "k", 1);
+  ::setenv("GW_TEST_CRM_KEY", "crm-test-credential", 1);
   ::setenv("GW_TEST_WH_OLD", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 1);
   ::setenv("GW_TEST_WH_EMPTY", "", 1);
   ::setenv("GW_TEST_WH_NOPREFIX", "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 1);
@@ -439,7 +439,7 @@ TEST_CASE("config: a bad webhooks field is named by its JSON path, and a secret 
 }
 
 TEST_CASE("config: unfenced_methods default to GET and HEAD, and TRACE, CONNECT and the old protected_methods are refused") {
-  ::setenv("GW_TEST_BOOKING_KEY", "k-123", 1);
+  ::setenv("GW_TEST_BOOKING_KEY", "k-123-booking-test", 1);
   auto with = [](const json& provider_fields) {
     auto j = minimal();
     json p = {{"name", "booking"}, {"base_url", "http://127.0.0.1:9101"}, {"credential", {{"env", "GW_TEST_BOOKING_KEY"}, {"shared_by_tenants", true}}}};
@@ -466,9 +466,9 @@ TEST_CASE("config: unfenced_methods default to GET and HEAD, and TRACE, CONNECT 
 }
 
 TEST_CASE("config: a credential per tenant, or one shared account declared as such") {
-  ::setenv("GW_TEST_KEY_A", "key-a", 1);
-  ::setenv("GW_TEST_KEY_B", "key-b", 1);
-  ::setenv("GW_TEST_KEY_A_AGAIN", "key-a", 1);
+  ::setenv("GW_TEST_KEY_A", "key-a-0123456789", 1);
+  ::setenv("GW_TEST_KEY_B", "key-b-0123456789", 1);
+  ::setenv("GW_TEST_KEY_A_AGAIN", "key-a-0123456789", 1);
   auto with = [](const json& credential) {
     auto j = minimal();
     j["providers"] = {{{"name", "booking"}, {"base_url", "http://127.0.0.1:9101"}, {"credential", credential}}};
@@ -479,15 +479,15 @@ TEST_CASE("config: a credential per tenant, or one shared account declared as su
   const auto& p = c.providers[0];
   CHECK_FALSE(p.shared_credential);
   REQUIRE(p.credential_for("tenant-a"));
-  CHECK(*p.credential_for("tenant-a") == "key-a");
-  CHECK(*p.credential_for("tenant-b") == "key-b");
+  CHECK(*p.credential_for("tenant-a") == "key-a-0123456789");
+  CHECK(*p.credential_for("tenant-b") == "key-b-0123456789");
   CHECK(p.credential_for("tenant-c") == nullptr);  // no account: refused, never another tenant's
-  CHECK(p.reveals_credential("echo: key-b"));
+  CHECK(p.reveals_credential("echo: key-b-0123456789"));
   CHECK_FALSE(p.reveals_credential("key"));
 
   c = parse_config(with({{"env", "GW_TEST_KEY_A"}, {"shared_by_tenants", true}, {"header", "X-Api-Key"}, {"prefix", ""}})
                        .dump());
-  CHECK(*c.providers[0].credential_for("tenant-z") == "key-a");
+  CHECK(*c.providers[0].credential_for("tenant-z") == "key-a-0123456789");
   CHECK(c.providers[0].credential_header == "X-Api-Key");
 
   const std::pair<json, std::string> bad[] = {
@@ -511,7 +511,7 @@ TEST_CASE("config: a credential per tenant, or one shared account declared as su
     const auto error = error_of(with(credential));
     CAPTURE(error);
     CHECK(error.find(expected) != std::string::npos);
-    CHECK(error.find("key-a") == std::string::npos);  // a secret is never echoed
+    CHECK(error.find("key-a-0123456789") == std::string::npos);  // a secret is never echoed
   }
 }
 
@@ -524,6 +524,7 @@ TEST_CASE("config: a credential from a file, as secrets are mounted, checked lik
   } cleanup{dir};
   const auto write = [&](const std::string& name, const std::string& text) {
     std::ofstream(dir + "/" + name, std::ios::binary | std::ios::trunc) << text;
+    std::filesystem::permissions(dir + "/" + name, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     return dir + "/" + name;
   };
   const auto with = [](const json& credential) {
@@ -539,31 +540,38 @@ TEST_CASE("config: a credential from a file, as secrets are mounted, checked lik
     }
     return std::string();
   };
-  ::setenv("GW_TEST_FILE_KEY_B", "file-secret-b", 1);
-  write("a", "file-secret-a\n");
+  ::setenv("GW_TEST_FILE_KEY_B", "file-secret-b1", 1);
+  write("a", "file-secret-a1\n");
   const auto b = write("b", "file-secret-b2");
 
   // Relative to the config's directory, absolute as is; one trailing newline is not part of it.
   auto c = parse_config(with({{"tenants", {{"tenant-a", {{"file", "a"}}}, {"tenant-b", {{"file", b}}}}}}), dir);
   const auto& p = c.providers[0];
-  CHECK(*p.credential_for("tenant-a") == "file-secret-a");
+  CHECK(*p.credential_for("tenant-a") == "file-secret-a1");
   CHECK(*p.credential_for("tenant-b") == "file-secret-b2");
   CHECK(p.tenant_credential_sources.at("tenant-a") == CredentialSource{"file", dir + "/a"});
   CHECK(p.reveals_credential("x file-secret-b2 y"));
   // Env and file side by side; a shared account from a file.
   c = parse_config(with({{"tenants", {{"tenant-a", {{"file", "a"}}}, {"tenant-b", {{"env", "GW_TEST_FILE_KEY_B"}}}}}}), dir);
-  CHECK(*c.providers[0].credential_for("tenant-b") == "file-secret-b");
+  CHECK(*c.providers[0].credential_for("tenant-b") == "file-secret-b1");
   CHECK(c.providers[0].tenant_credential_sources.at("tenant-b") == CredentialSource{"env", "GW_TEST_FILE_KEY_B"});
   c = parse_config(with({{"file", "a"}, {"shared_by_tenants", true}}), dir);
-  CHECK(*c.providers[0].credential_for("tenant-z") == "file-secret-a");
+  CHECK(*c.providers[0].credential_for("tenant-z") == "file-secret-a1");
   CHECK(c.providers[0].shared_credential_source == CredentialSource{"file", dir + "/a"});
 
   write("empty", "\n");
   write("two-newlines", "file-secret-c\n\n");
   write("control", "file-secret\x01-d");
-  write("same-as-a", "file-secret-a");
+  write("same-as-a", "file-secret-a1");
   write("large", std::string(max_credential_file_bytes + 1, 'k'));
   std::filesystem::create_directory(dir + "/directory");
+  // Readable by the group or by everyone, or writable by them: refused (finding 8 of issue 29).
+  using std::filesystem::perms;
+  for (const auto& [name, extra] : {std::pair{"group-read", perms::group_read}, std::pair{"others-read", perms::others_read},
+                                    std::pair{"group-write", perms::group_write}}) {
+    write(name, "file-secret-open");
+    std::filesystem::permissions(dir + "/" + name, extra, std::filesystem::perm_options::add);
+  }
   const auto tenant_a = [](const json& source) { return json{{"tenants", {{"tenant-a", source}}}}; };
   const std::string at = "$.providers[0].credential.tenants.tenant-a";
   const std::pair<json, std::string> bad[] = {
@@ -574,6 +582,10 @@ TEST_CASE("config: a credential from a file, as secrets are mounted, checked lik
       {tenant_a({{"file", "empty"}}), at + ".file: " + dir + "/empty is empty"},
       {tenant_a({{"file", "two-newlines"}}), at + ".file: the credential must be printable ASCII"},
       {tenant_a({{"file", "control"}}), at + ".file: the credential must be printable ASCII"},
+      {tenant_a({{"file", "group-read"}}),
+       at + ".file: cannot read " + dir + "/group-read: open to group or others (mode 0640); make it readable by its owner only (chmod 600)"},
+      {tenant_a({{"file", "others-read"}}), at + ".file: cannot read " + dir + "/others-read: open to group or others (mode 0604)"},
+      {tenant_a({{"file", "group-write"}}), at + ".file: cannot read " + dir + "/group-write: open to group or others (mode 0620)"},
       {tenant_a({{"file", ""}}), at + ".file: must be a path"},
       {tenant_a({{"file", 5}}), at + ".file: must be a string"},
       {tenant_a({{"env", "GW_TEST_FILE_KEY_B"}, {"file", "a"}}), at + ": give env or file, not both"},
@@ -717,7 +729,7 @@ TEST_CASE("config: call_timeout_ms follows a long statement_timeout_ms, and may 
 }
 
 TEST_CASE("config: providers' max_queued and allowed_path_forms") {
-  ::setenv("GW_TEST_BOOKING_KEY", "k-123", 1);
+  ::setenv("GW_TEST_BOOKING_KEY", "k-123-booking-test", 1);
   auto j = minimal();
   j["providers"] = {{{"name", "booking"},
                      {"base_url", "http://127.0.0.1:9101"},
@@ -858,4 +870,32 @@ TEST_CASE("config: log level and access log") {
   CHECK(error_of(j).find("$.log.access") != std::string::npos);
   j["log"] = {{"file", "/tmp/x"}};
   CHECK(error_of(j).find("$.log.file: unknown field") != std::string::npos);
+}
+
+TEST_CASE("config: a credential too short to recognise in a reply is refused, naming provider and tenant") {
+  // Eleven letters and digits (and any amount of punctuation): a reply echoing
+  // it could not be told from ordinary text (core/secret_scan.hpp).
+  ::setenv("GW_TEST_SHORT_KEY", "short-key-1234", 1);      // shortkey1234: 12, accepted
+  ::setenv("GW_TEST_TOO_SHORT_KEY", "--short-key-123--", 1);  // shortkey123: 11
+  auto with = [](const json& credential) {
+    auto j = minimal();
+    j["providers"] = {{{"name", "booking"}, {"base_url", "http://127.0.0.1:9101"}, {"credential", credential}}};
+    return j;
+  };
+  auto c = parse_config(with({{"tenants", {{"tenant-a", {{"env", "GW_TEST_SHORT_KEY"}}}}}}).dump());
+  REQUIRE(c.providers[0].credential_scan);
+  CHECK(c.providers[0].reveals_credential("SHORT%2DKEY%2D1234"));
+  const std::pair<json, std::string> bad[] = {
+      {{{"tenants", {{"tenant-a", {{"env", "GW_TEST_SHORT_KEY"}}}, {"tenant-b", {{"env", "GW_TEST_TOO_SHORT_KEY"}}}}}},
+       "$.providers[0].credential.tenants.tenant-b.env: the credential of provider booking for tenant tenant-b has "
+       "fewer than 12 letters and digits"},
+      {{{"env", "GW_TEST_TOO_SHORT_KEY"}, {"shared_by_tenants", true}},
+       "$.providers[0].credential.env: the credential of provider booking for every tenant has fewer than 12"},
+  };
+  for (const auto& [credential, expected] : bad) {
+    const auto error = error_of(with(credential));
+    CAPTURE(error);
+    CHECK(error.find(expected) != std::string::npos);
+    CHECK(error.find("short-key") == std::string::npos);  // never the value
+  }
 }

@@ -43,6 +43,7 @@ struct SecretDir {
   std::string write(const std::string& name, const std::string& text) const {
     auto file = path + "/" + name;
     std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
+    std::filesystem::permissions(file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     return file;
   }
   std::string path;
@@ -122,31 +123,31 @@ TEST_CASE("reload: a file that changes a reloadable field and a fixed one is ref
 
 TEST_CASE("reload: what changed is reported by path, a rotated credential file included, never its value") {
   SecretDir dir;
-  dir.write("a", "secret-a-1\n");
-  dir.write("b", "secret-b-1");
-  ::setenv("GW_TEST_RELOAD_KEY_B", "secret-b-env", 1);
+  dir.write("a", "secret-a-1-reload\n");
+  dir.write("b", "secret-b-1-reload");
+  ::setenv("GW_TEST_RELOAD_KEY_B", "secret-b-env-reload", 1);
   const auto credential = json{{"tenants", {{"tenant-a", {{"file", "a"}}}, {"tenant-b", {{"file", dir.path + "/b"}}}}}};
   const auto running = parse_config(valid(credential).dump(), dir.path);
 
   CHECK(reloaded_fields_changed(running, parse_config(valid(credential).dump(), dir.path)).empty());
 
   // The same text, a new file content: the rotation is seen.
-  dir.write("a", "secret-a-2\n");
+  dir.write("a", "secret-a-2-reload\n");
   auto next = parse_config(valid(credential).dump(), dir.path);
-  CHECK(*next.providers[0].credential_for("tenant-a") == "secret-a-2");
+  CHECK(*next.providers[0].credential_for("tenant-a") == "secret-a-2-reload");
   CHECK(reloaded_fields_changed(running, next) ==
         std::vector<std::string>{"$.providers[0].credential.tenants.tenant-a.file"});
 
   // A tenant moved to an environment variable, one added, limits and tokens.
   auto j = valid(credential);
   j["providers"][0]["credential"]["tenants"]["tenant-b"] = {{"env", "GW_TEST_RELOAD_KEY_B"}};
-  dir.write("c", "secret-c-1");
+  dir.write("c", "secret-c-1-reload");
   j["providers"][0]["credential"]["tenants"]["tenant-c"] = {{"file", "c"}};
   j["providers"][0]["max_queued"] = 0;
   j["providers"][0]["request_timeout_ms"] = 100;
   j["operators"][0]["token_sha256"] = rotated_operator_hash;
   // The running value from another file: its source changed.
-  dir.write("a2", "secret-a-1");
+  dir.write("a2", "secret-a-1-reload");
   j["providers"][0]["credential"]["tenants"]["tenant-a"] = {{"file", dir.path + "/a2"}};
   const auto report = reloaded_fields_changed(running, parse_config(j.dump(), dir.path));
   CHECK(report == std::vector<std::string>{"$.operators",
@@ -163,13 +164,13 @@ TEST_CASE("reload: what changed is reported by path, a rotated credential file i
 
 TEST_CASE("reload: a shared credential rotated in its file is reported at credential.file") {
   SecretDir dir;
-  dir.write("shared", "shared-1");
+  dir.write("shared", "shared-1-reload");
   const auto credential = json{{"file", "shared"}, {"shared_by_tenants", true}};
   const auto running = parse_config(valid(credential).dump(), dir.path);
-  CHECK(*running.providers[0].credential_for("anyone") == "shared-1");
-  dir.write("shared", "shared-2\n");
+  CHECK(*running.providers[0].credential_for("anyone") == "shared-1-reload");
+  dir.write("shared", "shared-2-reload\n");
   const auto next = parse_config(valid(credential).dump(), dir.path);
-  CHECK(*next.providers[0].credential_for("anyone") == "shared-2");
+  CHECK(*next.providers[0].credential_for("anyone") == "shared-2-reload");
   CHECK(reloaded_fields_changed(running, next) == std::vector<std::string>{"$.providers[0].credential.file"});
 }
 

@@ -124,6 +124,24 @@ TEST_CASE("webhook signature: the timestamp is accepted within the tolerance eit
   CHECK_FALSE(verify_webhook(h, standard_body, {key(standard_secret)}, standard_now_ms + 301'000, 301'000).refusal);
   CHECK(verify_webhook(h, standard_body, {key(standard_secret)}, standard_now_ms + 1'001, 1'000).refusal ==
         WebhookRefusal::timestamp_out_of_tolerance);
+  // Whole-second timestamps against a clock in milliseconds: the distance is
+  // the exact one, never rounded to seconds on either side. `now` below is
+  // standard_timestamp + k s + frac ms; whatever the fraction, a timestamp
+  // tolerance + 1 s from the whole second of now is out, and one tolerance
+  // ahead of it is in (it is tolerance - frac ahead of now).
+  for (const std::int64_t frac : {0, 1, 500, 999}) {
+    CAPTURE(frac);
+    const std::int64_t ahead_301 = standard_now_ms - 301'000 + frac;  // timestamp 301 s - frac ahead
+    const std::int64_t ahead_300 = standard_now_ms - 300'000 + frac;  // timestamp 300 s - frac ahead
+    const std::int64_t ago_301 = standard_now_ms + 301'000 + frac;    // timestamp 301 s + frac ago
+    CHECK(standard(h, ahead_301) == WebhookRefusal::timestamp_out_of_tolerance);
+    CHECK_FALSE(standard(h, ahead_300));
+    CHECK(standard(h, ago_301) == WebhookRefusal::timestamp_out_of_tolerance);
+  }
+  // A comparison in whole seconds cannot pass these: rounding now up (or to
+  // the nearest second) accepts the loop's 301 s - frac ahead for frac 1
+  // (or 999), and truncating it accepts a timestamp 300.999 s old.
+  CHECK(standard(h, standard_now_ms + 300'999) == WebhookRefusal::timestamp_out_of_tolerance);
   // The check comes before the signature: a stale delivery is refused as stale.
   CHECK(standard(headers(standard_id, standard_timestamp, wrong_v1), standard_now_ms + 301'000) ==
         WebhookRefusal::timestamp_out_of_tolerance);

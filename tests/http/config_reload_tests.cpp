@@ -73,7 +73,8 @@ TEST_CASE("reload: SIGHUP serves the file's new agent and operator tokens on con
   auto line = rig.reload(next, "write-gateway reloaded its config");
   CHECK(line == "write-gateway reloaded its config (tokens: 2 agents, 1 operators; providers: none)");
 
-  // POSTs are never resent by the client: the same connection answered them.
+  // The connection opened before the reload answers these: the checks at
+  // the end show it was never replaced, not even silently.
   check_problem(c.post_json(task_path("tenant-a", "t2", "claim"), {{"owner", "o"}, {"lease_ms", 60000}}, agent_a),
                 401, "unauthenticated");
   CHECK(claim_status(c, "t2", new_agent) == 200);
@@ -82,6 +83,10 @@ TEST_CASE("reload: SIGHUP serves the file's new agent and operator tokens on con
   CHECK(c.get("/v1/admin/held", new_operator).status == 200);
   // The new agent token keeps the old one's tenants and is still no operator.
   check_problem(c.get("/v1/admin/held", new_agent), 403, "forbidden");
+  // One connection carried every request: the reload closed nothing, and
+  // the client found nothing closed to reconnect past.
+  CHECK(c.reconnects() == 0);
+  CHECK(c.connections_opened() == 1);
 
   const int status = rig.process->stop(SIGTERM, 10s);
   CHECK(WIFEXITED(status));
@@ -120,4 +125,7 @@ TEST_CASE("reload: a bad file or a change beyond the tokens is refused with its 
   good["operators"][0]["token_sha256"] = sha256_hex(new_operator);
   rig.reload(good, "write-gateway reloaded its config");
   CHECK(c.get("/v1/admin/held", new_operator).status == 200);
+  // Neither the refused reloads nor the taken one closed the connection.
+  CHECK(c.reconnects() == 0);
+  CHECK(c.connections_opened() == 1);
 }

@@ -47,10 +47,20 @@ TEST_CASE("head_problem: singleton headers at most once, in any spelling") {
 }
 
 TEST_CASE("head_problem: method-override headers") {
-  for (const char* name : {"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override", "x-http-method"}) {
+  for (const char* name : {"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override", "x-http-method",
+                           "X_HTTP_Method_Override", "x_http-method"}) {
     CAPTURE(name);
     CHECK(refused("/x", {{name, "DELETE"}}));
   }
+}
+
+TEST_CASE("head_problem: target-override headers (X-Original-URL, X-Rewrite-URL), in any spelling") {
+  // Frameworks that honour them route to the path they name, not the one the gateway checked.
+  for (const char* name : {"X-Original-URL", "X-Rewrite-URL", "x-original-url", "X_Original_URL", "X_REWRITE_URL"}) {
+    CAPTURE(name);
+    CHECK(refused("/x", {{name, "/v1/admin/held"}}));
+  }
+  CHECK_FALSE(refused("/x", {{"X-Original-Host", "a"}, {"X-URL", "/b"}}));
 }
 
 TEST_CASE("head_problem: request-target bytes outside visible ASCII") {

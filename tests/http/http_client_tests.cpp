@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <strings.h>
@@ -25,10 +26,13 @@ namespace {
 
 // What the server does with the n-th request it reads (1-based).
 enum class Act {
-  answer,            // 200, keep the connection open for the next request
-  answer_and_close,  // 200 with keep-alive, then close: an idle kept-alive connection dropped
-  drop,              // close without answering
-  hang,              // never answer, keep the connection open
+  answer,               // 200, keep the connection open for the next request
+  answer_and_close,     // 200 with keep-alive, then close: an idle kept-alive connection dropped
+  answer_saying_close,  // 200 with Connection: close, then close
+  answer_twice,         // two 200 replies in one write to the one request, keep the connection open
+  answer_then_stray,    // 200, then (once release_stray() is called) a stray reply, then close
+  drop,                 // close without answering
+  hang,                 // never answer, keep the connection open
 };
 
 // A one-thread HTTP/1.1 server in plain POSIX that records every request it
@@ -48,6 +52,7 @@ class ScriptedServer {
     thread_ = std::jthread([this] { serve(); });
   }
   ~ScriptedServer() {
+    release_stray();  // a test that failed early must not leave the server thread waiting
     stopping_ = true;
     ::shutdown(listener_, SHUT_RDWR);  // wakes accept()
     thread_.join();
@@ -55,6 +60,13 @@ class ScriptedServer {
     for (int fd : held_) ::close(fd);
   }
   std::uint16_t port() const { return port_; }
+
+  // Lets an answer_then_stray connection send its stray bytes and close.
+  void release_stray() {
+    std::lock_guard lock(mutex_);
+    stray_released_ = true;
+    stray_cv_.notify_all();
+  }
 
   // Every request the client under test sent so far, resends included: a
   // marker request on a new connection is accepted after all of them, so
@@ -98,10 +110,19 @@ class ScriptedServer {
       }
       if (act == Act::drop) break;
       // A HEAD reply has the GET's Content-Length and no body.
-      const std::string reply = std::string("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n") +
-                                (method == "HEAD" ? "" : "ok");
+      std::string reply = std::string("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: ") +
+                          (act == Act::answer_saying_close ? "close" : "keep-alive") + "\r\n\r\n" +
+                          (method == "HEAD" ? "" : "ok");
+      if (act == Act::answer_twice) reply += reply;
       (void)::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL);
-      if (act == Act::answer_and_close) break;
+      if (act == Act::answer_then_stray) {
+        std::unique_lock lock(mutex_);
+        stray_cv_.wait(lock, [this] { return stray_released_; });
+        const std::string stray = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n";
+        (void)::send(fd, stray.data(), stray.size(), MSG_NOSIGNAL);
+        break;
+      }
+      if (act == Act::answer_and_close || act == Act::answer_saying_close) break;
     }
     ::close(fd);
   }
@@ -140,6 +161,8 @@ class ScriptedServer {
   std::uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
   std::mutex mutex_;
+  std::condition_variable stray_cv_;
+  bool stray_released_ = false;
   std::vector<std::string> targets_;
   int count_ = 0;
   std::vector<int> held_;  // only touched by the server thread until it is joined
@@ -169,6 +192,9 @@ TEST_CASE("test client: a kept-alive connection the server closed while idle is 
   CHECK(server.requests() == 2);
   CHECK(c.get("/third", "").status == 200);
   CHECK(server.requests() == 3);
+  // Each replaced connection is counted: a test can tell one connection from three.
+  CHECK(c.connections_opened() == 3);
+  CHECK(c.reconnects() == 2);
 }
 
 TEST_CASE("test client: a POST on a kept-alive connection that drops it unanswered is not resent") {
@@ -189,6 +215,7 @@ TEST_CASE("test client: a GET on a kept-alive connection that drops it unanswere
   // Not a read that carries a protected header: 4 is dropped and not resent.
   CHECK_THROWS_AS(c.request("GET", "/third", {{"Fence-Grant", "g"}}), boost::system::system_error);
   CHECK(server.requests() == 4);
+  CHECK(c.reconnects() == 1);  // the resend of /second
 }
 
 TEST_CASE("test client: a GET whose fresh connection drops is not resent") {
@@ -240,4 +267,55 @@ TEST_CASE("test client: a HEAD reply ends with its head, and the connection goes
   CHECK(get.body == "ok");
   CHECK(c.connections_opened() == 1);
   CHECK(server.requests() == 2);
+}
+
+TEST_CASE("test client: a reply that says Connection: close is followed by a new connection, not a reconnect") {
+  ScriptedServer server([](int) { return Act::answer_saying_close; });
+  HttpClient c(server.port());
+  CHECK(c.get("/first", "").header("Connection") == "close");
+  CHECK(c.request("POST", "/second", json_type, "{}").status == 200);
+  CHECK(server.requests() == 2);
+  CHECK(c.connections_opened() == 2);
+  CHECK(c.reconnects() == 0);  // the test saw the close in the reply
+}
+
+TEST_CASE("test client: two replies to one request fail it, with the count and the first bytes") {
+  // Exactly the bug a lenient client hides: the second reply would be
+  // dropped with the connection, or taken as the answer to the next request.
+  ScriptedServer server([](int) { return Act::answer_twice; });
+  HttpClient c(server.port());
+  try {
+    c.request("POST", "/write", json_type, "{}");
+    FAIL("a request answered twice returned");
+  } catch (const UnexpectedBytes& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    // The second reply: its head and body, 64 bytes.
+    CHECK(what.find("64 unexpected byte(s)") != std::string::npos);
+    CHECK(what.find("after the 200 reply to POST /write") != std::string::npos);
+    CHECK(what.find(R"("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n)") != std::string::npos);
+  }
+  CHECK(server.requests() == 1);
+}
+
+TEST_CASE("test client: bytes waiting on a kept-alive connection fail the next request instead of a reconnect") {
+  ScriptedServer server([](int) { return Act::answer_then_stray; });
+  HttpClient c(server.port());
+  CHECK(c.request("POST", "/first", json_type, "{}").status == 200);
+  // Only now does the server send a stray reply and close; its marker
+  // connection is accepted once it has, so both are here before the GET.
+  server.release_stray();
+  CHECK(server.requests() == 1);
+  try {
+    c.get("/second", "");
+    FAIL("a request on a connection holding a stray reply returned");
+  } catch (const UnexpectedBytes& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.find("waiting before the next request, after the 200 reply to POST /first") != std::string::npos);
+    CHECK(what.find(R"("HTTP/1.1 500 Internal Server Error\r\n)") != std::string::npos);
+  }
+  // The GET was never sent, on that connection or a new one.
+  CHECK(server.requests() == 1);
+  CHECK(c.reconnects() == 0);
 }

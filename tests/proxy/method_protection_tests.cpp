@@ -178,6 +178,53 @@ TEST_CASE("a GET with a method-override header is refused before it reaches the 
   CHECK(HttpClient(b.rig.gateway.port()).get(path, agent_a).status == 200);  // bk_1 still there
 }
 
+TEST_CASE("a read or a write with a target-override header (X-Original-URL, X-Rewrite-URL) never reaches the provider") {
+  Booked b;
+  auto& provider = b.rig.provider;
+  const auto seen = provider.requests().size();
+  const auto operations = b.operations();
+  const std::string path = task_path("tenant-a", "task-a", "providers/booking/bookings/bk_1");
+  for (const char* name : {"X-Original-URL", "X-Rewrite-URL", "X_Original_URL"}) {
+    CAPTURE(name);
+    auto get = HttpClient(b.rig.gateway.port()).request("GET", path, {{"Authorization", "Bearer " + agent_a}, {name, "/admin"}}, "");
+    check_problem(get, 400, "invalid_request");
+    Write w;
+    w.grant = b.grant;
+    w.key = std::string("override-") + name;
+    w.expected_version = 1;
+    w.body = booking_body("slot-override");
+    HttpClient c(b.rig.gateway.port());
+    check_problem(send(c, w, {{name, "/bookings/bk_1/cancel"}}), 400, "invalid_request");
+  }
+  CHECK(provider.requests().size() == seen);
+  CHECK(b.operations() == operations);  // nothing admitted either
+}
+
+TEST_CASE("an agent's '_' spelling of a gateway-owned header never reaches the provider") {
+  // CGI, WSGI and PHP read Fence_Epoch as Fence-Epoch (HTTP_FENCE_EPOCH): a planted one would be believed.
+  Booked b;
+  auto& provider = b.rig.provider;
+  Write w;
+  w.grant = b.grant;
+  w.key = "underscores";
+  w.expected_version = 1;
+  w.body = booking_body("slot-underscores");
+  const Headers planted{{"Fence_Epoch", "planted-epoch"}, {"Fence_Owner", "planted-owner"}, {"Fence_Realm", "planted-realm"},
+                        {"Idempotency_Key", "planted-key"}, {"X_Request_Id", "planted-id"}, {"X_Forwarded_For", "6.6.6.6"},
+                        {"X-Kept_Custom", "kept-value"}};
+  HttpClient c(b.rig.gateway.port());
+  REQUIRE(send(c, w, planted).code() == "committed");
+  const auto sent = provider.requests().back();
+  CHECK(sent["method"] == "POST");
+  const auto headers = sent["headers"].dump();
+  CAPTURE(headers);
+  for (const char* value : {"planted", "6.6.6.6"}) CHECK(headers.find(value) == std::string::npos);
+  for (const char* name : {"Fence_", "fence_", "Idempotency_", "idempotency_", "X_Request", "x_request", "X_Forwarded",
+                           "x_forwarded"})
+    CHECK(headers.find(name) == std::string::npos);
+  CHECK(headers.find("kept-value") != std::string::npos);  // a header of the agent's own with '_' still passes
+}
+
 TEST_CASE("a provider cannot set the gateway's own reply headers") {
   Booked b;
   auto& provider = b.rig.provider;

@@ -87,6 +87,7 @@ struct ReloadRig {
   void write_secret(const std::string& name, const std::string& content) const {
     const auto path = gateway->dir() + "/" + name;
     std::ofstream(path + ".new", std::ios::binary | std::ios::trunc) << content;
+    std::filesystem::permissions(path + ".new", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     std::filesystem::rename(path + ".new", path);
   }
   std::string secret_path(const std::string& name) const { return gateway->dir() + "/" + name; }

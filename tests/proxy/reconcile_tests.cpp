@@ -182,6 +182,38 @@ TEST_CASE("operator resolve: operator token only, the original record kept, the 
   CHECK(provider.effects_for(h.key) == 0);
 }
 
+TEST_CASE("operator routes by query: the same operation, resolve and reconcile; bad queries change nothing") {
+  ProviderProcess provider;
+  Gateway g(with_lookup(provider, 0));
+  hold_one(g, provider);
+  auto c = g.client();
+  const std::string q = "?tenant=tenant-a&task=task-a&id=op-1";
+  auto by_query = c.get("/v1/admin/operation" + q, operator_token);
+  REQUIRE_MESSAGE(by_query.status == 200, by_query.body);
+  CHECK(by_query.json()["operation"] == c.get(op_path("op-1"), operator_token).json()["operation"]);
+
+  const nlohmann::json body{{"outcome", "rejected"}, {"evidence", "ticket OPS-43"}};
+  check_problem(c.get("/v1/admin/operation" + q, agent_a), 403, "forbidden");
+  check_problem(c.post_json("/v1/admin/operation/resolve" + q, body, agent_a), 403, "forbidden");
+  for (const char* bad : {"", "?tenant=tenant-a&task=task-a", "?tenant=tenant-a&task=task-a&id=op-1&id=op-1",
+                          "?tenant=tenant-a&task=task-a&id=op-1&extra=1", "?tenant=tenant-a&task=task-a&id=",
+                          "?tenant=tenant-a&task=task-a&id=%zz"}) {
+    CAPTURE(bad);
+    check_problem(c.get(std::string("/v1/admin/operation") + bad, operator_token), 400, "invalid_request");
+    check_problem(c.post_json(std::string("/v1/admin/operation/resolve") + bad, body, operator_token), 400,
+                  "invalid_request");
+  }
+  check_problem(c.get("/v1/admin/operation?tenant=tenant-a&task=task-a&id=op-9", operator_token), 404, "not_found");
+  CHECK(g.db().scalar("SELECT state FROM operations WHERE op_id = 'op-1'") == "unknown");
+
+  auto looked = c.post_json("/v1/admin/operation/reconcile" + q, nlohmann::json::object(), operator_token);
+  REQUIRE_MESSAGE(looked.status == 200, looked.body);
+  auto resolved = c.post_json("/v1/admin/operation/resolve" + q, body, operator_token);
+  // The lookup may have settled it already (the provider never executed it): either way it is not held now.
+  CHECK((resolved.status == 200 || resolved.code() == "operation_not_held"));
+  CHECK(g.db().scalar("SELECT state FROM operations WHERE op_id = 'op-1'") != "unknown");
+}
+
 TEST_CASE("rejection audit: a stale owner's attempt appears with its own epoch, not the current one") {
   ProviderProcess provider;
   Gateway g(proxy_options(provider));

@@ -9,6 +9,8 @@
 #include <openssl/hmac.h>
 
 #include <chrono>
+#include <functional>
+#include <optional>
 
 using namespace gw;
 using namespace gw::test;
@@ -44,6 +46,15 @@ std::string signature(const std::string& key, const std::string& id, const std::
 std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
+
+// The wall clock the gateway judges a webhook-timestamp by, in milliseconds.
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The config's default (config/config.hpp), which with_webhooks keeps.
+constexpr std::int64_t tolerance_ms = 300'000;
 
 GatewayOptions with_webhooks(const ProviderProcess& provider) {
   ::setenv(secret_env.c_str(), secret.c_str(), 1);
@@ -97,10 +108,12 @@ TEST_CASE("webhooks: a valid signature resolves the held operation, and failures
   wrong.signature_override = signature(std::string(32, 'x'), good.id, std::to_string(good.timestamp), good.body);
   Delivery tampered = good;
   tampered.signature_override = signature(key_bytes(), good.id, std::to_string(good.timestamp), good.body + " ");
+  // Far enough out that no clock reading can bring them in; the edge itself
+  // is the next test's.
   Delivery stale = good;
   stale.timestamp -= 301;
   Delivery future = good;
-  future.timestamp += 301;
+  future.timestamp += 3600;
   Delivery unsigned_one = good;
   unsigned_one.without_signature = true;
   for (const auto& bad : {wrong, tampered, stale, future, unsigned_one}) {
@@ -135,6 +148,73 @@ TEST_CASE("webhooks: a valid signature resolves the held operation, and failures
   next.expected_version = 1;
   CHECK(send(c, next).header("Gateway-Status") == "committed");
   CHECK(provider.effects_for(key) == 1);
+}
+
+namespace {
+
+// One signed delivery about no operation, stamped stamp_for(t) for the wall
+// clock t read just before it is built. `accepted`: what the gateway made of
+// it. `expected`: what |now - stamp| <= tolerance says for every now the
+// gateway can have read, from t to the reply; nullopt when that span
+// straddles the edge, so that either verdict would be right.
+struct EdgeProbe {
+  bool accepted = false;
+  std::optional<bool> expected;
+};
+
+EdgeProbe probe_edge(HttpClient& c, const std::string& id, const std::function<std::int64_t(std::int64_t)>& stamp_for) {
+  const auto before = wall_ms();
+  Delivery d;
+  d.id = id;
+  d.timestamp = stamp_for(before);
+  d.body = R"({"idempotency_key":"gw1-not-ours","status":201})";
+  const auto r = deliver(c, d);
+  const auto after = wall_ms();
+  EdgeProbe p;
+  p.accepted = r.status == 200;
+  if (p.accepted) CHECK(r.json()["delivery"] == "accepted");
+  else check_problem(r, 401, "unauthenticated");
+  const auto earliest = d.timestamp * 1000 - tolerance_ms, latest = d.timestamp * 1000 + tolerance_ms;
+  if (before >= earliest && after <= latest) p.expected = true;
+  else if (after < earliest || before > latest) p.expected = false;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("webhooks: on the gateway's wall clock, tolerance + 1 s either way is refused and the tolerance accepted") {
+  // The sender stamps whole seconds, the gateway measures milliseconds: each
+  // stamp is picked from the test's clock reading so that, read a moment
+  // later by the gateway, it lies just past the tolerance (by less than a
+  // second) or just inside it. Each edge is probed until a probe's span does
+  // not straddle the instant its verdict changes (a request rarely does), so
+  // no timing assumption decides the outcome.
+  ProviderProcess provider;
+  Gateway g(with_webhooks(provider));
+  auto c = g.client();
+  const auto floor_s = [](std::int64_t ms) { return ms / 1000; };
+  const auto ceil_s = [](std::int64_t ms) { return (ms + 999) / 1000; };
+  const std::int64_t tolerance_s = tolerance_ms / 1000;
+  const auto edge = [&](const std::string& name, const std::function<std::int64_t(std::int64_t)>& stamp_for,
+                        bool accepted) {
+    for (int attempt = 1; attempt <= 20; ++attempt) {
+      const auto p = probe_edge(c, name + "-" + std::to_string(attempt), stamp_for);
+      if (!p.expected) continue;
+      CAPTURE(name);
+      REQUIRE(*p.expected == accepted);  // the stamp is on the side this probe means it to be
+      CHECK(p.accepted == accepted);
+      return;
+    }
+    FAIL(name << ": every probe straddled its edge");
+  };
+  // Ahead: 301 s from the current second is 300.x s from now, out; 300 s
+  // from it is at most 300 s from now, in.
+  edge("ahead-out", [&](std::int64_t t) { return floor_s(t) + tolerance_s + 1; }, false);
+  edge("ahead-in", [&](std::int64_t t) { return floor_s(t) + tolerance_s; }, true);
+  // Behind: 301 s before the current second is out; 300 s before the next
+  // second is at most 300 s ago, in.
+  edge("behind-out", [&](std::int64_t t) { return floor_s(t) - tolerance_s - 1; }, false);
+  edge("behind-in", [&](std::int64_t t) { return ceil_s(t) - tolerance_s; }, true);
 }
 
 TEST_CASE("webhooks: one about an unknown operation is kept and listed, and an unknown provider is 404") {

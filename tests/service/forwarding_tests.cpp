@@ -18,6 +18,7 @@ ProviderConfig provider() {
   p.host = "127.0.0.1";
   p.port = "9101";
   p.shared_credential = "provider-secret";
+  p.index_credentials();
   return p;
 }
 bool has(const http::Fields& f, const std::string& name) { return http::find_header(f, name).has_value(); }
@@ -74,14 +75,36 @@ TEST_CASE("upstream headers: provider-specific header names cannot be forged by 
   CHECK(http::find_header(out, "Forwarded") == "for=\"[::1]\";proto=http");
 }
 
-TEST_CASE("reply headers: hop-by-hop, framing, cookies and the credential never reach the agent") {
+TEST_CASE("upstream headers: '_' for '-' in a name the gateway owns or drops is dropped too") {
+  // CGI, WSGI and PHP give a provider HTTP_FENCE_EPOCH for Fence-Epoch and Fence_Epoch alike.
+  auto p = provider();
+  p.credential_header = "X-Api-Key";
+  const http::Fields agent{{"Fence_Epoch", "999"},        {"FENCE_REALM", "forged"},    {"fence_owner", "forged"},
+                           {"Idempotency_Key", "forged"}, {"X_Request_Id", "forged"},   {"Fence_Grant", "token"},
+                           {"Expected_Version", "3"},     {"Gateway_Status", "forged"}, {"X_Forwarded_For", "1.2.3.4"},
+                           {"X_Api_Key", "forged"},       {"Content_Length", "5"},      {"Transfer_Encoding", "chunked"},
+                           {"Fence-Anything", "forged"},  {"X_Custom", "kept"}};
+  auto out = upstream_headers(agent, p, "provider-secret", {"req-1", "10.0.0.7", std::nullopt},
+                              FenceHeaders{"gw1-key", "realm-1", 42, "region-a"});
+  for (const auto& [name, value] : agent) {
+    if (name == "X_Custom") continue;
+    CHECK_MESSAGE(std::none_of(out.begin(), out.end(), [&](const auto& f) { return f.name == name; }), name);
+    CHECK_MESSAGE(std::none_of(out.begin(), out.end(), [&](const auto& f) { return f.value == value && value != "chunked"; }),
+                  name);
+  }
+  CHECK(http::find_header(out, "X_Custom") == "kept");
+  CHECK(http::find_header(out, "Fence-Epoch") == "42");
+  CHECK(http::find_header(out, "X-Api-Key") == "provider-secret");
+}
+
+// A credential in a reply withholds the whole reply: tests/service/reply_screen_tests.cpp.
+TEST_CASE("reply headers: hop-by-hop, framing, cookies and gateway headers never reach the agent") {
   const http::Fields provider_reply{{"Content-Type", "application/json"},
                                     {"Location", "/bookings/bk_1"},
                                     {"Transfer-Encoding", "chunked"},
                                     {"Connection", "close"},
                                     {"Set-Cookie", "session=abc"},
                                     {"Date", "Sun, 29 Nov 2026 21:00:00 GMT"},
-                                    {"X-Echo", "Bearer provider-secret"},
                                     {"Gateway-Status", "forged"},
                                     {"committed-version", "99"},
                                     {"Idempotent-Replayed", "true"}};

@@ -90,6 +90,9 @@ TEST_CASE("route table: the paths the router has always served") {
       {"/v1/admin/operations/t/k/op-1", "admin_operation"},
       {"/v1/admin/operations/t/k/op-1/resolve", "admin_resolve"},
       {"/v1/admin/operations/t/k/op-1/reconcile", "admin_reconcile"},
+      {"/v1/admin/operation?tenant=t&task=.&id=..", "admin_operation"},
+      {"/v1/admin/operation/resolve?tenant=t&task=k&id=..", "admin_resolve"},
+      {"/v1/admin/operation/reconcile?tenant=t&task=k&id=.", "admin_reconcile"},
       {"/v1/admin/clock", "admin_clock"},
       {"/", nullptr},
       {"/healthz/", nullptr},
@@ -100,6 +103,7 @@ TEST_CASE("route table: the paths the router has always served") {
       {"/v1/webhooks/booking/x", nullptr},
       {"/v1/admin/operations/t/k/op-1/other", nullptr},
       {"/v1/admin/tasks/t/k/release", nullptr},
+      {"/v1/admin/operation/other?tenant=t&task=k&id=op", nullptr},
       {"/v2/admin/held", nullptr},
   };
   for (const auto& c : cases) {

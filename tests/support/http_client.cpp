@@ -8,7 +8,9 @@
 
 #include <strings.h>
 
+#include <cstdio>
 #include <functional>
+#include <string_view>
 #include <variant>
 
 #include <sys/socket.h>
@@ -26,6 +28,26 @@ std::optional<std::string> Reply::header(const std::string& name) const {
   for (const auto& [k, v] : headers)
     if (strcasecmp(k.c_str(), name.c_str()) == 0) return v;
   return std::nullopt;
+}
+
+std::string quoted_start(std::string_view bytes) {
+  constexpr std::size_t shown = 80;
+  std::string out = "\"";
+  for (unsigned char ch : bytes.substr(0, shown)) {
+    if (ch == '\r') out += "\\r";
+    else if (ch == '\n') out += "\\n";
+    else if (ch == '"' || ch == '\\') (out += '\\') += static_cast<char>(ch);
+    else if (ch < 0x20 || ch >= 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", ch);
+      out += hex;
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  out += '"';
+  if (bytes.size() > shown) out += "...";
+  return out;
 }
 
 nlohmann::json Reply::json() const { return nlohmann::json::parse(body, nullptr, false); }
@@ -58,6 +80,9 @@ bool may_resend(const bhttp::request<bhttp::string_body>& req) {
          !header_present(req, "Fence-Grant");
 }
 
+// What a kept-alive connection holds before the next request is sent.
+enum class Idle { open, closed };
+
 }  // namespace
 
 struct HttpClient::Impl {
@@ -68,24 +93,58 @@ struct HttpClient::Impl {
   bool reused = false;
   beast::flat_buffer buffer;
   std::size_t connections = 0;
+  std::size_t reconnects = 0;
+  // The last exchange on this connection, for the message about bytes after it.
+  std::string last_exchange;
 
   void connect() {
     ++connections;
     stream.emplace(io);
     reused = false;
     buffer.clear();
+    last_exchange.clear();
     stream->expires_after(timeout);
     stream->connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  }
+
+  // Peeks at what the socket has received and nobody read yet, without
+  // waiting or consuming: > 0 bytes waiting, 0 the server closed, < 0 with
+  // errno EAGAIN nothing yet (any other errno: reset).
+  ssize_t peek(char* into, std::size_t size) {
+    return ::recv(stream->socket().native_handle(), into, size, MSG_PEEK | MSG_DONTWAIT);
+  }
+
+  // The bytes waiting on the socket (up to 64 KiB).
+  std::string pending() {
+    std::string bytes(64 << 10, '\0');
+    const auto n = peek(bytes.data(), bytes.size());
+    bytes.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return bytes;
+  }
+
+  // Drops the connection and throws: `bytes` came from the server with no
+  // request to answer. Reconnecting past them would hide a gateway that
+  // wrote two replies to one request.
+  [[noreturn]] void unexpected(const std::string& bytes, const std::string& when) {
+    const auto message = "HttpClient: " + std::to_string(bytes.size()) + " unexpected byte(s) from 127.0.0.1:" +
+                         std::to_string(port) + " " + when + " (connection " + std::to_string(connections) +
+                         "), starting " + quoted_start(bytes);
+    drop();
+    throw UnexpectedBytes(message);
   }
 
   // Whether the server already ended the kept-alive connection (its idle
   // timeout): then the request goes out on a new connection instead, as
   // curl and browsers do. Nothing was sent on the old one, so this is not a
   // resend; a close that races the send is still reported, never retried.
-  bool closed_while_idle() {
+  // A byte waiting here answers no request: it fails the test, even when
+  // the server closed the connection after it.
+  Idle idle_state() {
     char byte;
-    const auto n = ::recv(stream->socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) || n > 0;
+    const auto n = peek(&byte, 1);
+    if (n > 0) unexpected(pending(), "waiting before the next request, after " + last_exchange);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) return Idle::closed;
+    return Idle::open;
   }
 
   void drop() {
@@ -97,9 +156,12 @@ struct HttpClient::Impl {
   // One blocking exchange with deadlines, driven by run_one on our own io.
   // Returns the reply, or how it failed.
   std::variant<Reply, Failure> exchange(bhttp::request<bhttp::string_body>& req) {
-    if (stream && reused && !buffer.size() && closed_while_idle()) drop();
+    if (stream && reused && idle_state() == Idle::closed) {
+      drop();
+      ++reconnects;
+    }
     if (!stream) connect();
-    Failure failure{{}, reused, buffer.size() > 0};
+    Failure failure{{}, reused, false};
     stream->expires_after(timeout);
     bhttp::response_parser<bhttp::string_body> parser;
     parser.body_limit(64 << 20);
@@ -120,11 +182,21 @@ struct HttpClient::Impl {
     while (!done && io.run_one()) {
     }
     if (failure.ec) {
-      failure.got_bytes = failure.got_bytes || parser.got_some() || buffer.size() > 0;
+      failure.got_bytes = parser.got_some() || buffer.size() > 0;
       drop();
       return failure;
     }
     auto res = parser.release();
+    last_exchange = "the " + std::to_string(res.result_int()) + " reply to " + std::string(req.method_string()) +
+                    " " + std::string(req.target());
+    // The reply is complete and nothing else was asked: whatever the read
+    // took in past its end, or has arrived since, is a second reply or junk,
+    // whether or not the connection is to be kept.
+    char byte;
+    if (buffer.size() > 0 || peek(&byte, 1) > 0) {
+      const auto extra = beast::buffers_to_string(buffer.data()) + pending();
+      unexpected(extra, "right after " + last_exchange);
+    }
     Reply r;
     r.status = res.result_int();
     for (const auto& f : res) r.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
@@ -139,6 +211,7 @@ struct HttpClient::Impl {
 };
 
 std::size_t HttpClient::connections_opened() const { return impl_->connections; }
+std::size_t HttpClient::reconnects() const { return impl_->reconnects; }
 
 HttpClient::HttpClient(std::uint16_t port, std::chrono::milliseconds timeout)
     : impl_(std::make_unique<Impl>()) {
@@ -162,8 +235,10 @@ Reply HttpClient::request(const std::string& method, const std::string& target, 
     // The server closed a connection it had kept alive, before any reply
     // byte: the usual idle close racing our write. Only a safe read may be
     // sent again, since the server may have seen it.
-    if (failed->reused && !failed->got_bytes && closed_by_server(failed->ec) && may_resend(req))
+    if (failed->reused && !failed->got_bytes && closed_by_server(failed->ec) && may_resend(req)) {
+      ++impl_->reconnects;
       result = impl_->exchange(req);
+    }
   }
   if (auto* failed = std::get_if<Failure>(&result)) throw beast::system_error(failed->ec);
   return std::get<Reply>(std::move(result));

@@ -1,7 +1,9 @@
 // A small synchronous HTTP/1.1 client for tests: real sockets, keep-alive,
 // and raw bytes for malformed-input tests. It never hides a failure: a
 // request is resent only in the one case where it provably did no harm
-// (see HttpClient::request).
+// (see HttpClient::request), and a byte the server sent that no request
+// asked for (a second reply to one request) is an error, not a reason to
+// reconnect.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,7 +13,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,6 +41,20 @@ struct RawReply {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
+// Thrown by HttpClient::request when the server sent bytes no request asked
+// for: after a whole reply, or on a kept-alive connection between requests.
+// The client never pipelines, so these are a second reply to one request or
+// garbage, and the connection can no longer be trusted to line replies up
+// with requests. what() says how many bytes and shows the first ones.
+class UnexpectedBytes : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The first bytes of `bytes`, quoted, with control and non-ASCII bytes
+// escaped: enough of a stray reply to recognise it in a failure message.
+std::string quoted_start(std::string_view bytes);
+
 class HttpClient {
  public:
   explicit HttpClient(std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(30));
@@ -44,10 +62,12 @@ class HttpClient {
   HttpClient(HttpClient&&) noexcept;
 
   // Throws boost::system::system_error on failure (beast::error::timeout when
-  // the deadline passed). Resent once only when all of these hold: GET or
-  // HEAD without Idempotency-Key or Fence-Grant, on a reused keep-alive
-  // connection, which ended (EOF, reset, broken pipe) before any response
-  // byte arrived: the server closed an idle connection. Never after a timeout.
+  // the deadline passed), UnexpectedBytes when bytes follow the reply or wait
+  // on the kept-alive connection before the request is sent. Resent once
+  // only when all of these hold: GET or HEAD without Idempotency-Key or
+  // Fence-Grant, on a reused keep-alive connection, which ended (EOF, reset,
+  // broken pipe) before any response byte arrived: the server closed an idle
+  // connection. Never after a timeout.
   Reply request(const std::string& method, const std::string& target, const Headers& headers = {},
                 const std::string& body = {});
   Reply post_json(const std::string& target, const nlohmann::json& body, const std::string& token);
@@ -60,6 +80,13 @@ class HttpClient {
   // Connections request() has opened so far: 1 while one keep-alive
   // connection carried every request (raw() does not count).
   std::size_t connections_opened() const;
+  // Of those, how many silently replaced a kept-alive connection the server
+  // had closed without saying so: found closed (EOF or reset) before the
+  // next request was sent, or closed under a safe read that was resent. A
+  // reply that said Connection: close is not counted (the test saw it), nor
+  // a connection dropped after a failed request (request() threw). A test
+  // that claims one connection survived something checks this is 0.
+  std::size_t reconnects() const;
 
  private:
   struct Impl;

@@ -1,6 +1,8 @@
 // A PostgreSQL cluster of one test's own (scripts/pg.sh, from
 // GATEWAY_TEST_PG_SCRIPT), so the test can stop and start the database as a
-// real fault without disturbing any other test. Destroyed afterwards.
+// real fault without disturbing any other test. Destroyed afterwards. Its
+// port is one of 26000-26999 (below the ephemeral range, so only another
+// listener can take it); a start that loses its port goes on to the next.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,8 @@ class PrivateCluster {
   std::uint16_t port() const { return static_cast<std::uint16_t>(std::stoi(port_)); }
 
  private:
-  int run(const std::string& verb, const std::string& args = "") const;
+  // scripts/pg.sh VERB DIR ARGS, its stdout and stderr to `output`.
+  int run(const std::string& verb, const std::string& args = "", const std::string& output = "/dev/null") const;
   std::string script_, dir_, port_;
 };
 

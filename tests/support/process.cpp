@@ -71,6 +71,9 @@ std::string TempDir::write(const std::string& name, const std::string& text) con
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   out << text;
   if (!out) throw std::runtime_error("cannot write " + file);
+  // Owner only, as the gateway demands of a credential file (and so of any
+  // file a test might name as one).
+  std::filesystem::permissions(file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   return file;
 }
 

@@ -114,6 +114,15 @@ TlsResult TlsConnection::request(const std::string& method, const std::string& t
     out.error = m.failed;
     return out;
   }
+  // The client never pipelines: bytes read past the reply's end are a
+  // second reply or junk, and would be taken as the next request's reply.
+  if (m.buffer.size() > 0) {
+    const auto extra = beast::buffers_to_string(m.buffer.data());
+    m.failed = asio::error::operation_aborted;  // every later request fails too
+    throw UnexpectedBytes("TlsConnection: " + std::to_string(extra.size()) + " unexpected byte(s) after the " +
+                          std::to_string(parser.get().result_int()) + " reply to " + method + " " + target +
+                          ", starting " + quoted_start(extra));
+  }
   auto res = parser.release();
   Reply r;
   r.status = res.result_int();

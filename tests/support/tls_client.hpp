@@ -42,7 +42,8 @@ class TlsConnection {
   TlsConnection& operator=(const TlsConnection&) = delete;
 
   // On this connection (never a new one). After any failure every later
-  // request fails with the same error.
+  // request fails with the same error. Throws UnexpectedBytes when bytes
+  // follow the reply (a second reply to one request): never expected.
   TlsResult request(const std::string& method, const std::string& target, const Headers& headers = {},
                     const std::string& body = {});
   // Reads until the server ends the connection (or the timeout passes):

@@ -234,3 +234,50 @@ TEST_CASE("operator page: a token that is not an operator's shows the gateway's 
   CHECK(text_of(tab, "held-status").starts_with("unauthenticated: "));
   CHECK(rows(tab, "held-table").empty());
 }
+
+TEST_CASE("operator page: an operation whose task and id are the labels '.' and '..' is opened and resolved") {
+  // Valid labels, but fetch() would read them in a path as steps up (even as %2e): the page names
+  // such an operation in the query (/v1/admin/operation?tenant=&task=&id=).
+  ProxyRig rig;
+  HttpClient c(rig.gateway.port());
+  rig.gateway.set_clock(1764547200000);
+  Write w;
+  w.task = ".";
+  w.grant = grant_token(rig.gateway.claim("tenant-a", ".", "region-eu", 1'000'000));
+  w.key = "..";
+  w.body = booking_body("slot-dots");
+  rig.provider.set_fault("error_5xx", 0, 1);
+  check_problem(send(c, w), 504, "unknown_outcome");
+
+  Chromium chromium("dots");
+  Tab& tab = chromium.tab;
+  tab.open("http://127.0.0.1:" + std::to_string(rig.gateway.port()) + "/ui");
+  use_token(tab, operator_token);
+  const auto held = rows(tab, "held-table");
+  REQUIRE(held.size() == 1);
+  CHECK(held[0][2] == ".");
+  CHECK(held[0][3] == "..");
+
+  auto before = done(tab, "operation-section");
+  tab.eval("document.querySelector('#held-table tbody tr button.open').click(); true");
+  wait_done(tab, "operation-section", before);
+  CHECK(text_of(tab, "operation-status") == "");
+  CHECK(text_of(tab, "operation-fields").find("stateunknown") != std::string::npos);
+  REQUIRE(tab.eval("document.getElementById('resolve-form').hidden") == false);
+
+  before = done(tab, "operation-section");
+  tab.eval("document.getElementById('resolve-outcome').value = 'not_executed';"
+           "document.getElementById('resolve-evidence').value = 'ticket 7';"
+           "document.getElementById('resolve-submit').click(); true");
+  wait_done(tab, "operation-section", before);
+  CHECK(text_of(tab, "operation-status").starts_with("resolved not_executed (evidence #"));
+  screenshot(tab, "operator-page-dots-resolved");
+
+  // The same operation through the API's query form and its path form (a raw client keeps "..").
+  auto by_query = c.get("/v1/admin/operation?tenant=tenant-a&task=.&id=..", operator_token);
+  REQUIRE_MESSAGE(by_query.status == 200, by_query.body);
+  CHECK(by_query.json()["operation"]["state"] == "not_executed");
+  auto by_path = c.get("/v1/admin/operations/tenant-a/./..", operator_token);
+  REQUIRE_MESSAGE(by_path.status == 200, by_path.body);
+  CHECK(by_path.json()["operation"] == by_query.json()["operation"]);
+}
