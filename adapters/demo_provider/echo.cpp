@@ -1,5 +1,6 @@
 // The echo switch's forms, and their parsing.
 #include "echo.hpp"
+#include "webhooks.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -20,27 +21,6 @@ constexpr std::array<std::pair<echo_form, std::string_view>, 8> echo_form_names{
     {echo_form::base64, "base64"},
     {echo_form::base64url, "base64url"},
 }};
-
-// Unity builds put this file beside webhooks.cpp: names here are its own.
-std::string echo_base64(std::string_view bytes, bool url) {
-  const std::string_view alphabet = url ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-                                        : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::uint32_t acc = 0;
-  int bits = 0;
-  for (unsigned char c : bytes) {
-    acc = acc << 8 | c;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out += alphabet[acc >> bits & 63];
-    }
-  }
-  if (bits > 0) out += alphabet[acc << (6 - bits) & 63];
-  if (!url)
-    while (out.size() % 4 != 0) out += '=';
-  return out;
-}
 
 constexpr std::string_view echo_hex = "0123456789ABCDEF";
 
@@ -170,7 +150,7 @@ void apply_echo(const std::vector<echo_form>& forms, const plain_request& reques
       case echo_form::base64url:
         for (const auto& [name, value] : request.headers) {
           const bool url = form == echo_form::base64url;
-          added.emplace_back((url ? "X-Echo-Base64url-" : "X-Echo-Base64-") + name, echo_base64(value, url));
+          added.emplace_back((url ? "X-Echo-Base64url-" : "X-Echo-Base64-") + name, encode_base64(value, url));
         }
         break;
     }

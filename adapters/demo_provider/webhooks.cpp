@@ -14,23 +14,6 @@ namespace {
 
 constexpr std::string_view alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-std::string base64(std::string_view bytes) {
-  std::string out;
-  std::uint32_t acc = 0;
-  int bits = 0;
-  for (unsigned char c : bytes) {
-    acc = acc << 8 | c;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out += alphabet[acc >> bits & 63];
-    }
-  }
-  if (bits > 0) out += alphabet[acc << (6 - bits) & 63];
-  while (out.size() % 4 != 0) out += '=';
-  return out;
-}
-
 std::optional<std::string> unbase64(std::string_view text) {
   while (text.ends_with('=')) text.remove_suffix(1);
   std::string out;
@@ -108,7 +91,7 @@ std::string webhook_signature(std::string_view key, std::string_view id, std::st
             reinterpret_cast<const unsigned char*>(signed_content.data()), signed_content.size(), mac.data(),
             &length))
     throw std::runtime_error("HMAC-SHA256 failed");
-  return "v1," + base64(std::string_view(reinterpret_cast<const char*>(mac.data()), length));
+  return "v1," + encode_base64(std::string_view(reinterpret_cast<const char*>(mac.data()), length));
 }
 
 outgoing_webhook build_webhook(const webhook_settings& settings, const webhook_event& event,
@@ -138,6 +121,25 @@ nlohmann::json delivery_json(const webhook_delivery& delivery) {
   } else {
     out["error"] = delivery.error;
   }
+  return out;
+}
+
+std::string encode_base64(std::string_view bytes, bool url) {
+  const std::string_view digits = url ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_" : alphabet;
+  std::string out;
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (unsigned char c : bytes) {
+    acc = acc << 8 | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out += digits[acc >> bits & 63];
+    }
+  }
+  if (bits > 0) out += digits[acc << (6 - bits) & 63];
+  if (!url)
+    while (out.size() % 4 != 0) out += '=';
   return out;
 }
 

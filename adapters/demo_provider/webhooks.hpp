@@ -76,4 +76,7 @@ struct webhook_delivery {
 // {"id","timestamp","body","headers":[[n,v],...],"receiver_status","receiver_body"} or with "error".
 nlohmann::json delivery_json(const webhook_delivery& delivery);
 
+// Base64 (RFC 4648 section 4, padded), or base64url without padding (section 5) when `url`.
+std::string encode_base64(std::string_view bytes, bool url = false);
+
 }  // namespace demo_provider

@@ -27,14 +27,6 @@ ProviderReply withheld_reply(unsigned status, const ProviderConfig& provider) {
 ScreenedReply screen_reply(unsigned status, http::Fields provider_headers, std::string body,
                            const ProviderConfig& provider) {
   auto headers = reply_headers(std::move(provider_headers), provider);
-  // BEFORE-FIX EMULATION: today's rule, an exact credential in a header value drops that header only.
-  std::erase_if(headers, [&](const auto& f) {
-    const auto& [k, v] = f; (void)k;
-    if (provider.shared_credential && v.find(*provider.shared_credential) != std::string::npos) return true;
-    for (const auto& [t, c] : provider.tenant_credentials) if (v.find(c) != std::string::npos) return true;
-    return false;
-  });
-  if (true) return {ProviderReply{status, std::move(headers), std::move(body)}, false};
   // Without a scan (a config put together by hand) nothing passes as clean.
   bool reveals = true;
   if (provider.credential_scan) {

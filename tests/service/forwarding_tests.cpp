@@ -79,6 +79,7 @@ TEST_CASE("upstream headers: '_' for '-' in a name the gateway owns or drops is 
   // CGI, WSGI and PHP give a provider HTTP_FENCE_EPOCH for Fence-Epoch and Fence_Epoch alike.
   auto p = provider();
   p.credential_header = "X-Api-Key";
+  p.credential_prefix = "";
   const http::Fields agent{{"Fence_Epoch", "999"},        {"FENCE_REALM", "forged"},    {"fence_owner", "forged"},
                            {"Idempotency_Key", "forged"}, {"X_Request_Id", "forged"},   {"Fence_Grant", "token"},
                            {"Expected_Version", "3"},     {"Gateway_Status", "forged"}, {"X_Forwarded_For", "1.2.3.4"},
