@@ -84,7 +84,7 @@ TEST_CASE("echo: each form carries the request's headers back") {
   CHECK(json::parse(all.body)["echo_escaped"]["Idempotency-Key"] == "k1");
 }
 
-TEST_CASE("echo: set, read and reset through the control API; bad bodies refused") {
+TEST_CASE("echo: set, read and reset through the control API, bad bodies refused") {
   provider_core core({});
   const auto set = handle_control(plain_request{"POST", "/__test/echo", {}, R"({"forms":["upper","body"]})"}, core);
   CHECK(set.status == 200);

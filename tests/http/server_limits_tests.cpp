@@ -396,7 +396,7 @@ TEST_CASE("read buffer cap: a chunk extension or a trailer block longer than the
   CHECK(h.handled == 0);
 }
 
-TEST_CASE("screen: a body not complete with its head is screened first; a refusal is received while the client still sends, the body unread") {
+TEST_CASE("screen: a body not complete with its head is screened first: a refusal is received while the client still sends, the body unread") {
   gw::http::ServerLimits limits;
   limits.max_body_bytes = 256 << 20;
   std::atomic<int> screened{0};

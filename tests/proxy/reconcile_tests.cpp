@@ -182,7 +182,7 @@ TEST_CASE("operator resolve: operator token only, the original record kept, the 
   CHECK(provider.effects_for(h.key) == 0);
 }
 
-TEST_CASE("operator routes by query: the same operation, resolve and reconcile; bad queries change nothing") {
+TEST_CASE("operator routes by query: the same operation, resolve and reconcile, and bad queries change nothing") {
   ProviderProcess provider;
   Gateway g(with_lookup(provider, 0));
   hold_one(g, provider);

@@ -160,7 +160,7 @@ TEST_CASE("101 Switching Protocols, never asked for, is a failure after send and
   CHECK(server.connections() == 2);
 }
 
-TEST_CASE("interim replies: skipped; after one other than 100 the connection is not reused") {
+TEST_CASE("interim replies: skipped, and after one other than 100 the connection is not reused") {
   std::string interim;
   int connections = 0;
   SUBCASE("100 Continue") {
