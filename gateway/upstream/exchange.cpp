@@ -152,17 +152,20 @@ class exchange : public std::enable_shared_from_this<exchange> {
     if (status == 101) return fail(Failure::failed_after_send, true, "request sent, then an unrequested 101 Switching Protocols");
     if (status >= 100 && status < 200) {  // interim, e.g. 100 Continue
       responded_ = true;
+      // Only 100 is common; a provider that sends others (102, 103) is one
+      // whose framing the gateway trusts less, so its connection is not kept.
+      if (status != 100) odd_interim_ = true;
       return read_response();
     }
 
     conn_->disarm_deadline();
     // Reuse needs a complete response that ends by framing (not by EOF),
-    // keep-alive on both sides, and no unread bytes behind it. Never after a
+    // keep-alive on both sides, no interim reply but 100, and no unread bytes behind it. Never after a
     // HEAD: its reply announces a body that must not come, and a careless
     // provider that sends it anyway, now or later, would have it read as the
     // next request's reply (maybe another tenant's). Anything else closes: a
     // new connection is cheap, a confused one is not.
-    const bool reusable = !head_ && parser_->is_done() && parser_->keep_alive() && !close_after_ &&
+    const bool reusable = !head_ && !odd_interim_ && parser_->is_done() && parser_->keep_alive() && !close_after_ &&
                           buffer_.size() == 0 && !conn_->timed_out() && conn_->is_open();
     if (!reusable) conn_->close();
 
@@ -206,6 +209,7 @@ class exchange : public std::enable_shared_from_this<exchange> {
   bool may_resend_;           // Request::resend_if_stale on a reused connection, not yet spent
   bool sent_before_ = false;  // a byte of the request left on the connection given up for a resend
   bool responded_ = false;    // an interim (1xx) response came
+  bool odd_interim_ = false;  // ... one other than 100 Continue
   bool head_;
   std::size_t body_limit_;
   std::chrono::milliseconds timeout_;

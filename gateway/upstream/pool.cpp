@@ -139,6 +139,7 @@ void pool::start(const std::shared_ptr<call>& c) {
   // Every reuse is checked, a read that may be resent too: the resend covers
   // a close, but bytes waiting on the connection would be read as its reply.
   if (auto conn = take_idle(*c->on, c->partition)) return run(c, std::move(conn), true);
+  if (auto oldest = take_oldest_idle_over_limit()) oldest->close();
   auto conn = std::make_shared<connection>(c->on->get_executor(), tls_context_);
   conn->connect(c->endpoint, [self = shared_from_this(), c, conn](Failure failure, std::string detail) {
     if (failure != Failure::none) return self->finish(c, unsent(failure, std::move(detail)), nullptr);
@@ -230,6 +231,29 @@ std::shared_ptr<connection> pool::take_idle(net::io_context& io, const std::stri
     }
     return std::move(entry->conn);
   }
+}
+
+std::shared_ptr<connection> pool::take_oldest_idle_over_limit() {
+  // max_connections bounds the provider's sockets, idle ones included: with
+  // idle connections kept per partition, a new one for another partition
+  // would otherwise open one more. The oldest idle one (of any partition or
+  // io_context) makes room; closing an idle socket from this thread is safe,
+  // as in sweep(). Runs once per new connection, never per reuse.
+  std::lock_guard lock(mutex_);
+  std::size_t idle = 0;
+  idle_connection* oldest = nullptr;
+  std::deque<idle_connection>* from = nullptr;
+  for (auto& list : idle_) {
+    idle += list.entries.size();
+    if (!list.entries.empty() && (!oldest || list.entries.front().since < oldest->since)) {
+      oldest = &list.entries.front();
+      from = &list.entries;
+    }
+  }
+  if (busy_ + idle <= max_connections_ || !from) return nullptr;  // busy_ counts this call
+  auto conn = std::move(oldest->conn);
+  from->pop_front();
+  return conn;
 }
 
 void pool::schedule_sweep() {

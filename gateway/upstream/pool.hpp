@@ -1,5 +1,5 @@
 // One endpoint's connection pool: at most max_connections exchanges at a
-// time, a FIFO queue of at most max_queued with a deadline for the rest, idle
+// time (and sockets: a new one closes the oldest idle one past it), a FIFO queue of at most max_queued with a deadline for the rest, idle
 // keep-alive connections checked before reuse (any unread byte, even for a
 // read that may be resent, retires one) and retired after idle_retire.
 //
@@ -10,8 +10,8 @@
 // its queued call's timer from running concurrently, without strands. The
 // counters, the queue and the idle lists are shared by every thread and
 // guarded by one mutex held only for a few instructions; idle connections
-// are kept per io_context, so a connection is only ever reused on the
-// io_context its socket was opened on.
+// are kept per io_context and partition (the tenant), so a connection is only
+// ever reused on the io_context its socket was opened on, for its tenant.
 //
 // The limits follow the newest settings generation seen (client.hpp,
 // Endpoint), from a submit() or an update().
@@ -94,6 +94,9 @@ class pool : public std::enable_shared_from_this<pool> {
   std::vector<std::shared_ptr<call>> take_waiters_locked();
   void start_elsewhere(std::vector<std::shared_ptr<call>> calls);
   std::shared_ptr<connection> take_idle(net::io_context& io, const std::string& partition);
+  // Before opening a connection: an idle one to close when busy + idle would
+  // pass max_connections, else null.
+  std::shared_ptr<connection> take_oldest_idle_over_limit();
   std::deque<idle_connection>& idle_locked(net::io_context& io, const std::string& partition);
   void schedule_sweep();  // on home_
   void sweep();

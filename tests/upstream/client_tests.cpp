@@ -416,7 +416,7 @@ TEST_CASE("a 503 is a normal response: classifying it is not the client's job") 
   CHECK(r.response->body == "busy");
 }
 
-TEST_CASE("HEAD reads no body and keeps the connection") {
+TEST_CASE("HEAD reads no body, and its connection is not reused") {
   test_server server([](session& s) {
     while (auto request = s.read_request())
       s.write(request->method == "HEAD" ? "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n" : reply(200, "body"));
@@ -431,7 +431,7 @@ TEST_CASE("HEAD reads no body and keeps the connection") {
   Result after = h.send(e, get());
   check_success(after, 200);
   CHECK(after.response->body == "body");
-  CHECK(server.connections() == 1);
+  CHECK(server.connections() == 2);  // a body announced by HEAD may still come (reply_confusion_tests.cpp)
 }
 
 TEST_CASE("responses without keep-alive are not reused") {
