@@ -3,37 +3,48 @@
 #
 # Builds what it runs (release tree), starts a private PostgreSQL (build/bench-pg, durable
 # default settings, destroyed before and after), the booking demo provider, the gateway and a
-# private nginx (build/bench-nginx), seeds a history, then sweeps the number of agents and
-# measures every gateway figure next to the baseline a user would pick instead, in the same run:
-#   protected mutation  gateway  vs  naive SQL (bench/naive_protected.sql: two SERIALIZABLE
-#                       transactions, pgbench -M prepared at the SAME client count as agents)
-#   claim               gateway  vs  naive SQL (bench/naive_claim.sql: one transaction)
+# private nginx (build/bench-nginx), then measures every gateway figure next to the baseline a
+# careful engineer would write instead, in the same run:
+#   protected mutation  gateway  vs  minimal SQL (bench/minimal_protected.sql on its own two
+#                       tables, bench/minimal_schema.sql: a SERIALIZABLE admission and a READ
+#                       COMMITTED outcome, pgbench -M prepared at the SAME client count as agents)
+#   claim               gateway  vs  minimal SQL (bench/minimal_claim.sql: one transaction)
 #   GET pass-through    gateway  vs  nginx (keep-alive reverse proxy, worker_processes = the
-#                       gateway's io_threads)  vs  the provider directly, in alternating rounds
-#                       of one load run, so that the machine's drift lands on all three alike
-# with sequential task names (trip-<run>-1, ...: the SERIALIZABLE worst case) and random ones
-# for the database-bound work; then the memory of idle keep-alive connections (gateway and
-# nginx). Writes a markdown table (throughput, p50/p90/p99/p99.9, every non-2xx reply by code,
-# serialization failures from the PostgreSQL log, held tasks left behind, CPU per process) and
-# a PNG plot of throughput and p99 against concurrency next to it.
+#                       gateway's io_threads, access log as the gateway's)  vs  the provider
+#                       directly, in alternating rounds of one load run, so that the machine's
+#                       drift lands on all three alike
+# The first measurement is a protected pair on a fresh database (the gateway's migrations and
+# the claims the load makes; the minimal SQL's owner rows and no history); then both sides get
+# a history (bench/pgbench_seed.sql, bench/minimal_seed.sql) and the sweep over the number of
+# agents runs, with sequential task names (trip-<run>-1, ...: the SERIALIZABLE worst case) and
+# random ones for the database-bound work; then one protected pair beside a CPU-burning
+# neighbour process, the pass-through, and the memory of idle keep-alive connections (gateway
+# and nginx). Writes a markdown table (throughput, p50/p90/p99/p99.9, every non-2xx reply by
+# code, serialization failures from the PostgreSQL log, operations left unresolved, CPU per
+# process) and a PNG plot of throughput and p99 against concurrency next to it.
 #
 #   bench/run.sh           3 s per point, 1/8/64/256/1000 agents, 10,000 idle connections;
 #                          writes bench/results.md and bench/results.png (under 10 minutes on 2 cores)
-#   bench/run.sh --quick   2 s per point, 1/8/64 agents, sequential names only, 1,000 idle
+#   bench/run.sh --quick   2 s per point, 8/64 agents, sequential names only, 1,000 idle
 #                          connections; writes
 #                          build/bench-quick/results.md and .png (under 2 minutes; CI's smoke)
 #
 # Env (defaults): DURATION (3, quick 2) measured seconds per point, WARMUP=1 second of load
 # before them (new pgbench connections, first claims: not counted), ROUNDS (3, quick 2)
 # pass-through rounds per server, DB_ROUNDS (2, quick 1) rounds per side of each database
-# comparison up to 8 clients (2: gateway, naive, naive, gateway), CONCURRENCY ("1 8 64 256 1000",
-# quick "1 8 64"), NAMES ("sequential random", quick "sequential"), IDLE_CONNECTIONS (10000, quick 1000), POOL=16 gateway database connections,
+# comparison up to 8 clients (2: gateway, minimal, minimal, gateway), CONCURRENCY ("1 8 64 256 1000",
+# quick "8 64"), NAMES ("sequential random", quick "sequential"), FRESH_CLIENTS=64 and
+# NEIGHBOUR_CLIENTS=64 (agents of the fresh-database pair and of the pair beside the CPU-burning
+# neighbour), IDLE_CONNECTIONS (10000, quick 1000), POOL=16 gateway database connections,
 # DIRECT=2 connections per I/O thread for decisions made without a worker (database.direct_connections),
 # IO_THREADS=2 (gateway io_threads = nginx worker_processes), PROVIDER_CONNECTIONS=64 (gateway's
-# upstream pool; nginx keeps 64 idle upstream connections per worker), LOAD_THREADS=1
-# (gateway-load event loops), MAX_TRIES=8 (pgbench tries per transaction, as the gateway's
-# SERIALIZABLE loop), SEED_TASKS=20000, SEED_OPS=5 (bench/pgbench_seed.sql), RESULTS (the
-# markdown file to write), BENCH_PG_PORT=25719, BENCH_GATEWAY_PORT=18471,
+# upstream pool; nginx keeps 64 idle upstream connections per worker), ACCESS_LOG=1 (the
+# gateway's log.access, its default, and nginx's access_log to a file in the combined format;
+# 0: both off), LOAD_THREADS=1 (gateway-load event loops), MAX_TRIES=8 (pgbench tries per
+# transaction, as the gateway's SERIALIZABLE loop), SEED_TASKS=10000, SEED_OPS=10 (the history
+# of both sides: tasks x operations each; SEED_TASKS is also the minimal SQL's owner rows),
+# RESULTS (the markdown file to write), BIN_DIR (binaries to measure instead of building
+# build/release: write-gateway, demo-provider, gateway-load), BENCH_PG_PORT=25719, BENCH_GATEWAY_PORT=18471,
 # BENCH_PROVIDER_PORT=19473, BENCH_CONTROL_PORT=19474, BENCH_NGINX_PORT=18472.
 # Installs what it needs and the gateway build does not (jq, nginx-light, gnuplot-nox) with
 # apt-get when missing. Logs of the last run: build/bench-logs/.
@@ -46,13 +57,13 @@ quick=0
 case ${1:-} in
   --quick) quick=1 ;;
   '') ;;
-  -h | --help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,51p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "usage: bench/run.sh [--quick]" >&2; exit 2 ;;
 esac
 
 if [ "$quick" = 1 ]; then
   duration=${DURATION:-2}
-  read -r -a levels <<<"${CONCURRENCY:-1 8 64}"
+  read -r -a levels <<<"${CONCURRENCY:-8 64}"
   read -r -a name_kinds <<<"${NAMES:-sequential}"
   idle_n=${IDLE_CONNECTIONS:-1000}
   results=${RESULTS:-$repo/build/bench-quick/results.md}
@@ -72,26 +83,32 @@ io_threads=${IO_THREADS:-2}
 provider_conns=${PROVIDER_CONNECTIONS:-64}
 load_threads=${LOAD_THREADS:-1}
 max_tries=${MAX_TRIES:-8}
-seed_tasks=${SEED_TASKS:-20000}
-seed_ops=${SEED_OPS:-5}
+seed_tasks=${SEED_TASKS:-10000}
+seed_ops=${SEED_OPS:-10}
+fresh_clients=${FRESH_CLIENTS:-64}
+neighbour_clients=${NEIGHBOUR_CLIENTS:-64}
+access_log=${ACCESS_LOG:-1}
 pgport=${BENCH_PG_PORT:-25719}
 gwport=${BENCH_GATEWAY_PORT:-18471}
 provport=${BENCH_PROVIDER_PORT:-19473}
 ctlport=${BENCH_CONTROL_PORT:-19474}
 nginxport=${BENCH_NGINX_PORT:-18472}
 plot=${results%.md}.png
-command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct IO_THREADS=$io_threads PROVIDER_CONNECTIONS=$provider_conns LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
+command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" FRESH_CLIENTS=$fresh_clients NEIGHBOUR_CLIENTS=$neighbour_clients IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct IO_THREADS=$io_threads PROVIDER_CONNECTIONS=$provider_conns ACCESS_LOG=$access_log LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
 
+case $access_log in 0 | 1) ;; *) echo "bench: ACCESS_LOG must be 0 or 1" >&2; exit 2 ;; esac
 max_level=1
-for c in "${levels[@]}"; do
-  case $c in '' | *[!0-9]* | 0) echo "bench: CONCURRENCY must be positive integers" >&2; exit 2 ;; esac
+for c in "${levels[@]}" "$fresh_clients" "$neighbour_clients"; do
+  case $c in '' | *[!0-9]* | 0) echo "bench: CONCURRENCY, FRESH_CLIENTS and NEIGHBOUR_CLIENTS must be positive integers" >&2; exit 2 ;; esac
   [ "$c" -le "$max_level" ] || max_level=$c
 done
 
 pgdir=$repo/build/bench-pg
 nginxdir=$repo/build/bench-nginx
 logs=$repo/build/bench-logs
-bin=$repo/build/release/bin
+# BIN_DIR: measure binaries built elsewhere (another checkout's build/release/bin, e.g. of a
+# commit while this working tree is being edited) instead of building this one's release tree.
+bin=${BIN_DIR:-$repo/build/release/bin}
 started_at=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 t0=$SECONDS
 
@@ -135,7 +152,10 @@ need_packages() {
 need_packages
 
 # Only what the benchmarks run: a test target that does not build must not stop them.
-scripts/build.sh release --target write-gateway demo-provider gateway-load
+if [ -z "${BIN_DIR:-}" ]; then
+  scripts/build.sh release --target write-gateway demo-provider gateway-load
+fi
+for b in write-gateway demo-provider gateway-load; do [ -x "$bin/$b" ] || die "no $bin/$b"; done
 build_s=$((SECONDS - t0))
 
 for port in "$pgport" "$gwport" "$provport" "$ctlport" "$nginxport"; do
@@ -154,6 +174,7 @@ gateway_pid=
 provider_pid=
 nginx_pid=
 idle_pid=
+neighbour_pid=
 
 # shellcheck source=scripts/lib.sh
 source "$repo/scripts/lib.sh"
@@ -161,6 +182,7 @@ source "$repo/scripts/lib.sh"
 # shellcheck disable=SC2317 # called by the traps
 cleanup() {
   trap - EXIT INT TERM HUP
+  if [ -n "$neighbour_pid" ]; then stop_pid "$neighbour_pid" 1; fi
   if [ -n "$idle_pid" ]; then stop_pid "$idle_pid" 5; fi
   if [ -n "$nginx_pid" ]; then stop_pid "$nginx_pid" 5; fi
   if [ -n "$gateway_pid" ]; then stop_pid "$gateway_pid" 30; fi
@@ -174,7 +196,7 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 # --- PostgreSQL: durable defaults (fsync, synchronous_commit, full_page_writes all on) -------
-# Room for the naive SQL's clients (as many as the most agents, and the 100 that time the
+# Room for the minimal SQL's clients (as many as the most agents, and the 100 that time the
 # connection cost below), the gateway's pool and psql.
 scripts/pg.sh destroy "$pgdir"
 pg_clients_max=$((max_level > 100 ? max_level : 100))
@@ -193,12 +215,12 @@ provider_pid=$!
 # Dev tokens from config/dev.json; everything else is the benchmark's.
 config=$work/gateway.json
 jq -n --slurpfile dev config/dev.json --argjson gwport "$gwport" --argjson pool "$pool" --argjson direct "$direct" \
-  --argjson io "$io_threads" --argjson maxconn $((idle_n + max_level + 1000)) --argjson upconns "$provider_conns" \
+  --argjson io "$io_threads" --argjson access "$([ "$access_log" = 1 ] && echo true || echo false)" --argjson maxconn $((idle_n + max_level + 1000)) --argjson upconns "$provider_conns" \
   --arg provider "http://127.0.0.1:$provport" '{
     listen: {address: "127.0.0.1", port: $gwport},
     database: {url_env: "GATEWAY_DATABASE_URL", pool_size: $pool, direct_connections: $direct},
     http: {io_threads: $io, max_connections: $maxconn},
-    log: {access: false},
+    log: {access: $access},
     agents: $dev[0].agents,
     operators: $dev[0].operators,
     providers: [{name: "booking", base_url: $provider,
@@ -214,7 +236,15 @@ wait_ready "$gateway_pid" "http://127.0.0.1:$gwport/readyz" 100 0.1 ||
 [ -n "$(ss -ltnH "sport = :$provport")" ] || die "the provider is not listening (log: $logs/provider.log)"
 
 # nginx as a plain keep-alive reverse proxy to the same provider, under the same path as the
-# gateway's pass-through route, injecting the provider credential as the gateway does.
+# gateway's pass-through route, injecting the provider credential as the gateway does. Its
+# access log follows the gateway's (on by default there): one line per request to a file, in
+# nginx's default (combined) format, as the gateway writes one JSON line per request to its
+# stderr, which goes to a file here.
+if [ "$access_log" = 1 ]; then
+  nginx_access="access_log $nginxdir/access.log;" access_label="access log on"
+else
+  nginx_access="access_log off;" access_label="access log off"
+fi
 passthrough_task=bench-passthrough
 passthrough_path=/v1/tenants/tenant-a/tasks/$passthrough_task/providers/booking/bookings/bk_1
 rm -rf "$nginxdir"
@@ -228,7 +258,7 @@ pid $nginxdir/nginx.pid;
 error_log $nginxdir/error.log warn;
 events { worker_connections $((idle_n + max_level + 1000)); }
 http {
-  access_log off;
+  $nginx_access
   client_body_temp_path $nginxdir/temp/body;
   proxy_temp_path $nginxdir/temp/proxy;
   fastcgi_temp_path $nginxdir/temp/fastcgi;
@@ -256,18 +286,12 @@ nginx_pid=$!
 wait_ready "$nginx_pid" "http://127.0.0.1:$nginxport/healthz" 50 0.1 ||
   { cat "$logs/nginx.log" "$nginxdir/error.log" >&2 || true; die "nginx did not start"; }
 
-# The gateway has applied its migrations: now the history every measurement starts from.
-seed_t0=$SECONDS
-say "seeding $seed_tasks tasks x $seed_ops operations"
-psql_q -v tasks="$seed_tasks" -v ops="$seed_ops" -f bench/pgbench_seed.sql
-# Then as a running database would be: vacuumed and analysed (autovacuum, on by default, keeps
-# it so during the run), with no checkpoint pending.
-psql_q -c 'VACUUM ANALYZE'
+# The gateway has applied its migrations; the minimal SQL gets its tables and owner rows. No
+# history yet: the first measurement is on a fresh database (seed_history, below).
+psql_q -v tasks="$seed_tasks" -f bench/minimal_schema.sql
 psql_q -c CHECKPOINT
-seed_s=$((SECONDS - seed_t0))
-realm=$(psql_q -c 'SELECT realm FROM authority')
 # pgbench's -T counts from before its clients connect, and a new backend costs milliseconds
-# (far more on a busy machine): measure it once, so that every naive run gets its connection
+# (far more on a busy machine): measure it once, so that every pgbench run gets its connection
 # time on top of the measured seconds. conn_ms_per_100 = how long 100 clients take to connect.
 echo 'SELECT 1;' >"$work/select1.sql"
 conn_ms_per_100=$(pgbench -h 127.0.0.1 -p "$pgport" -U postgres -n -c 100 -j 2 -t 1 -f "$work/select1.sql" postgres 2>&1 |
@@ -316,12 +340,16 @@ run_client() {
     '"$@"; rc=$?; read -r -a f </proc/$$/stat; echo $((f[15] + f[16])) >"$CLIENT_TICKS"; exit $rc' bash "$@"
 }
 
-# Tasks of one measurement (their names hold its run id) with an operation in flight or
-# unknown after it: what the load alone left held. The partial index operations_unresolved
-# covers exactly these states.
-held_tasks() {
-  psql_q -c "SELECT count(DISTINCT task) FROM operations
-             WHERE state IN ('in_flight', 'unknown') AND position('$1' IN task) > 0"
+# Operations a protected measurement left unresolved once its load had ended, "A B": the
+# gateway's in_flight and unknown operations on that measurement's tasks (their names hold its
+# run id; the partial index operations_unresolved covers exactly these states), or the minimal
+# SQL's operations still admitted under that run's keys (<run>-<client>-<k>) and "-".
+gateway_left() {
+  psql_q -F ' ' -c "SELECT count(*) FILTER (WHERE state = 'in_flight'), count(*) FILTER (WHERE state = 'unknown')
+                    FROM operations WHERE state IN ('in_flight', 'unknown') AND position('$1' IN task) > 0"
+}
+minimal_left() {
+  echo "$(psql_q -c "SELECT count(*) FROM minimal.operations WHERE state = 'admitted' AND starts_with(op_id, '$1-')") -"
 }
 
 # --- Measurements -----------------------------------------------------------------------------
@@ -334,7 +362,7 @@ db_kinds=2  # protected, claim
 db_rounds_for() { if [ "$1" -le 8 ]; then echo "$db_rounds"; else echo 1; fi; }
 db_measurements=0
 for c in "${levels[@]}"; do db_measurements=$((db_measurements + 2 * $(db_rounds_for "$c"))); done
-total_steps=$(( ${#name_kinds[@]} * db_kinds * db_measurements + ${#levels[@]} + 2 + (quick == 0 ? 1 : 0) ))
+total_steps=$(( ${#name_kinds[@]} * db_kinds * db_measurements + 2 * $(db_rounds_for "$fresh_clients") + 2 * $(db_rounds_for "$neighbour_clients") + ${#levels[@]} + 2 + (quick == 0 ? 1 : 0) ))
 plotdata=$work/plot
 mkdir -p "$plotdata"
 
@@ -351,9 +379,9 @@ cpu_cols_from() {
 # add_raw A B: two such lists added field by field.
 add_raw() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); for (i = 1; i <= 8; i++) printf "%s%s", (i > 1 ? " " : ""), x[i] + y[i] }'; }
 
-# measure ID DB|HTTP LABEL -- command...: one measurement, with the CPU, serialization failures,
-# database errors and held tasks around it. Sets last_out, last_rc, cpu_raw, cpu_cols,
-# db_serial, db_errors_other, held.
+# measure ID DB|HTTP LABEL -- command...: one measurement, with the CPU, serialization failures
+# and database errors around it. Sets last_out, last_rc, cpu_raw, cpu_cols, db_serial,
+# db_errors_other.
 measure() {
   local id=$1 kind=$2 label=$3
   shift 3
@@ -382,8 +410,6 @@ measure() {
     say "$id: the client exited with $last_rc (output: $last_out)"
     tail -n 5 "$last_out" >&2
   fi
-  held=-
-  [ "$kind" != DB ] || held=$(held_tasks "$id")
   local cl; cl=$(cat "$work/client_ticks" 2>/dev/null || echo 0)
   cpu_raw="$((pg1 - pg0)) $((gw1 - gw0)) $((pv1 - pv0)) $((ng1 - ng0)) $cl $(( ${m1% *} - ${m0% *} )) $(( ${m1#* } - ${m0#* } )) $(awk -v a="$w0" -v b="$w1" 'BEGIN { print b - a }')"
   cpu_cols=$(cpu_cols_from "$cpu_raw")
@@ -432,57 +458,59 @@ percentiles() {
 # plot_point SERIES CONCURRENCY OK_PER_S P99_MS
 plot_point() { echo "$2 $3 $4" >>"$plotdata/$1.dat"; }
 
-# The database-bound work, gateway against naive SQL, in rounds: ABBA for $db_rounds = 2 (gateway,
-# naive, naive, gateway), each side's figures over all its rounds. One after the other, the two
+# The database-bound work, gateway against minimal SQL, in rounds: ABBA for $db_rounds = 2 (gateway,
+# minimal, minimal, gateway), each side's figures over all its rounds. One after the other, the two
 # would each get whatever the machine did in its own seconds: this machine's commit latency
 # (fsync) moved by a factor of two within minutes. From 64 agents up it is one round each: the
-# gap there is tenfold, and the full run must stay under 10 minutes.
+# full run must stay under 10 minutes (a pgbench run at 1,000 clients costs 20 s of connecting).
 # Per side, summed over its rounds: acc_ok, acc_window (seconds), acc_raw (CPU ticks for
-# cpu_cols_from), acc_serial, acc_held, acc_notes, and the
-# latencies in $work/ID.lat.
-declare -A acc_ok acc_window acc_raw acc_serial acc_held acc_notes
+# cpu_cols_from), acc_serial, acc_left ("A B" of gateway_left/minimal_left, or "-" for claims),
+# acc_notes, and the latencies in $work/ID.lat.
+declare -A acc_ok acc_window acc_raw acc_serial acc_left acc_notes
 acc_reset() {
-  acc_ok[$1]=0 acc_window[$1]=0 acc_raw[$1]="0 0 0 0 0 0 0 0" acc_serial[$1]=0 acc_held[$1]=0 acc_notes[$1]=
+  acc_ok[$1]=0 acc_window[$1]=0 acc_raw[$1]="0 0 0 0 0 0 0 0" acc_serial[$1]=0 acc_left[$1]=- acc_notes[$1]=
   : >"$work/$1.lat"
   rm -f "$work/$1"-r*.json
 }
-acc_add() { # ID OK WINDOW_S: after a measure
+acc_add() { # ID OK WINDOW_S [LEFT]: after a measure; LEFT "A B" for a protected one
   acc_ok[$1]=$((acc_ok[$1] + $2))
   acc_window[$1]=$(awk -v a="${acc_window[$1]}" -v b="$3" 'BEGIN { print a + b }')
   acc_raw[$1]=$(add_raw "${acc_raw[$1]}" "$cpu_raw")
   acc_serial[$1]=$((acc_serial[$1] + db_serial))
-  acc_held[$1]=$((acc_held[$1] + held))
+  [ -z "${4:-}" ] || acc_left[$1]=$(add_left "${acc_left[$1]}" "$4")
+}
+add_left() { # "A B" + "A B", where "-" is nothing yet (first operand) or not counted (B)
+  [ "$1" = - ] && { echo "$2"; return; }
+  awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); print x[1] + y[1], (y[2] == "-" ? "-" : x[2] + y[2]) }'
 }
 
-# gw_round ID ROUND SECONDS LABEL gateway-load-args...: one round of the gateway's side.
+# gw_round ID ROUND SECONDS LABEL KIND gateway-load-args...: one round of the gateway's side.
 gw_round() {
-  local id=$1 r=$2 secs=$3 label=$4
-  shift 4
-  local rid=$id-r$r
+  local id=$1 r=$2 secs=$3 label=$4 kind=$5
+  shift 5
+  local rid=$id-r$r left=
   # The gateway's pool is warm after the first round; agents only reconnect and claim.
   measure "$rid" DB "$label, round $r" -- "$bin/gateway-load" --threads "$load_threads" --duration "$secs" \
     --warmup "$([ "$r" -eq 1 ] && echo "$warmup" || echo 0.5)" --run-id "$rid" --json "$work/$rid.json" \
     --latencies "$work/$rid.lat" "$@"
+  [ "$kind" != protected ] || left=$(gateway_left "$rid")
   if [ "$last_rc" -eq 0 ] && [ -s "$work/$rid.json" ]; then
     cat "$work/$rid.lat" >>"$work/$id.lat"
-    acc_add "$id" "$(jq -r .ok "$work/$rid.json")" "$secs"
+    acc_add "$id" "$(jq -r .ok "$work/$rid.json")" "$secs" "$left"
   else
-    acc_add "$id" 0 "$secs"
+    acc_add "$id" 0 "$secs" "$left"
     acc_notes[$id]+="; round $r: gateway-load exited $last_rc: $(tail -n 1 "$last_out" | tr '|' '/')"
   fi
   details+=("### $rid: $label, round $r" "" '```' "$(cat "$last_out")" "other database errors in the log: $db_errors_other" '```' "")
 }
 
-# sql_round ID ROUND SECONDS LABEL SCRIPT CLIENTS NAMES: one round of the naive SQL's side.
+# sql_round ID ROUND SECONDS LABEL KIND CLIENTS NAMES: one round of the minimal SQL's side.
 sql_round() {
-  local id=$1 r=$2 secs=$3 label=$4 script=$5 n=$6 names=$7 random=0 threads=2
+  local id=$1 r=$2 secs=$3 label=$4 kind=$5 n=$6 names=$7 random=0 threads=2
   local rid=$id-r$r
   [ "$names" = random ] && random=1
   [ "$n" -ge 2 ] || threads=1
   rm -f "$work/$rid".*
-  if [ "$script" = bench/naive_protected.sql ]; then
-    psql_q -v run="$rid" -v random="$random" -v clients="$n" -f bench/naive_tasks.sql
-  fi
   local limit  # pgbench -T takes whole seconds
   limit=$(awk -v s="$secs" -v w="$warmup" -v n="$n" -v c="$conn_ms_per_100" \
     'BEGIN { l = s + w + int(n / 250) + 1 + int(5 * n * c / 400000); print (l == int(l) ? l : int(l) + 1) }')
@@ -495,18 +523,20 @@ sql_round() {
   (sleep $((limit + 2)) && psql_q -At -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
      WHERE application_name = 'pgbench' AND datname = 'postgres'" >"$work/cut-$rid") 2>/dev/null &
   local cutter=$!
+  # The scripts name their isolation level: SERIALIZABLE where the baseline needs it.
   measure "$rid" DB "$label, round $r" -- \
-    env PGOPTIONS='-c default_transaction_isolation=serializable' \
+    env PGOPTIONS='-c search_path=minimal' \
     pgbench -h 127.0.0.1 -p "$pgport" -U postgres -n -M prepared -c "$n" -j "$threads" \
     -T "$limit" \
     --max-tries="$max_tries" --failures-detailed -D run="$rid" -D random="$random" -D k=0 -D clients="$n" \
-    -D realm="$realm" -l --log-prefix="$work/$rid" -f "$script" postgres
+    -D tasks="$seed_tasks" -l --log-prefix="$work/$rid" -f "bench/minimal_$kind.sql" postgres
   kill "$cutter" 2>/dev/null || true
   wait "$cutter" 2>/dev/null || true
-  local cut=0 ok failed retried span
+  local cut=0 ok failed retried span left=
   [ ! -s "$work/cut-$rid" ] || cut=$(cat "$work/cut-$rid")
+  [ "$kind" != protected ] || left=$(minimal_left "$rid")
   read -r ok failed retried span < <(pgbench_window "$secs" "$work/$id.lat" "$work/$rid".[0-9]* 2>/dev/null || echo "0 ? ? 0")
-  acc_add "$id" "$ok" "$secs"
+  acc_add "$id" "$ok" "$secs" "$left"
   local notes="round $r: $failed failed after $max_tries tries, $retried retries"
   awk -v s="$span" -v d="$secs" 'BEGIN { exit !(s < d - 0.5) }' && notes+=", its completions span only $span s of $secs"
   local aborted
@@ -526,9 +556,10 @@ sql_round() {
             "other database errors in the log: $db_errors_other" '```' "")
 }
 
-# db_row ID LABEL CLIENTS SERIES gw|sql: the table row (and plot point) of one side.
+# db_row ID LABEL CLIENTS DATABASE SERIES gw|sql: the table row (and, with a SERIES, the plot
+# point) of one side.
 db_row() {
-  local id=$1 label=$2 n=$3 series=$4 side=$5 rate pcts errs p99
+  local id=$1 label=$2 n=$3 db=$4 series=$5 side=$6 rate pcts errs p99 left
   rate=$(awk -v ok="${acc_ok[$id]}" -v w="${acc_window[$id]}" 'BEGIN { printf "%.0f", (w > 0 ? ok / w : 0) }')
   pcts=$(percentiles "$work/$id.lat")
   if [ "$side" = gw ]; then
@@ -541,20 +572,32 @@ db_row() {
   else
     errs=${acc_notes[$id]#; }
   fi
-  rows+=("| $id | $label | $n | $rate | ${pcts// / | } | $errs | ${acc_serial[$id]} | ${acc_held[$id]} | $(cpu_cols_from "${acc_raw[$id]}") |")
+  left=${acc_left[$id]}
+  case $left in -) ;; *' -') left=${left% -} ;; *) left=${left/ / \/ } ;; esac
+  rows+=("| $id | $label | $n | $db | $rate | ${pcts// / | } | $errs | ${acc_serial[$id]} | $left | $(cpu_cols_from "${acc_raw[$id]}") |")
   p99=$(echo "$pcts" | cut -d' ' -f3)
-  plot_point "$series" "$n" "$rate" "$p99"
+  [ -z "$series" ] || plot_point "$series" "$n" "$rate" "$p99"
 }
 
-# db_pair KIND NAMES CLIENTS: the gateway and the naive SQL for one kind of work (protected or
-# claim), in ABBA rounds (one round each from 64 clients up).
+# db_pair KIND NAMES CLIENTS [fresh|neighbour]: the gateway and the minimal SQL for one kind of
+# work (protected or claim), in ABBA rounds (one round each from 64 clients up). Untagged, it is
+# a point of the sweep on the seeded database (plotted); "fresh" is the pair before any history
+# exists, "neighbour" the pair beside the CPU-burning process (table rows only).
 db_pair() {
-  local kind=$1 names=$2 c=$3 s rounds secs r first
+  local kind=$1 names=$2 c=$3 tag=${4:-} s rounds secs r first
   s=$(short "$names")
-  local P=P script=bench/naive_protected.sql mode=protected
-  [ "$kind" = claim ] && P=C script=bench/naive_claim.sql mode=claim
-  local gid=$P-$s-$c-gw sid=$P-$s-$c-sql
-  local glabel="$kind $names $c agents: gateway" slabel="$kind $names $c clients: naive SQL"
+  local P=P db=seeded where='' suffix='' series_gw='' series_sql=''
+  [ "$kind" = claim ] && P=C
+  case $tag in
+    fresh) db=fresh suffix=-fresh where=', fresh database' ;;
+    neighbour) suffix=-neighbour where=', beside a CPU-burning neighbour' ;;
+    *) series_gw=$kind-$s-gateway series_sql=$kind-$s-minimal ;;
+  esac
+  local gid=$P-$s-$c-gw$suffix sid=$P-$s-$c-sql$suffix
+  local glabel="$kind $names $c agents$where: gateway" slabel="$kind $names $c clients$where: minimal SQL"
+  # The minimal protected mutation picks one of its $seed_tasks owner rows at random: the
+  # names apply to the gateway's tasks and to the minimal claims only.
+  [ "$kind" = claim ] || slabel="$kind $c clients$where: minimal SQL, a random task of $seed_tasks"
   rounds=$(db_rounds_for "$c")
   secs=$(awk -v d="$duration" -v r="$rounds" 'BEGIN { print d / r }')
   acc_reset "$gid"
@@ -564,14 +607,14 @@ db_pair() {
     [ $((r % 2)) -eq 0 ] && first=sql
     for side in $first $([ "$first" = gw ] && echo sql || echo gw); do
       if [ "$side" = gw ]; then
-        gw_round "$gid" "$r" "$secs" "$glabel" --mode "$mode" --names "$names" --port "$gwport" --clients "$c"
+        gw_round "$gid" "$r" "$secs" "$glabel" "$kind" --mode "$kind" --names "$names" --port "$gwport" --clients "$c"
       else
-        sql_round "$sid" "$r" "$secs" "$slabel" "$script" "$c" "$names"
+        sql_round "$sid" "$r" "$secs" "$slabel" "$kind" "$c" "$names"
       fi
     done
   done
-  db_row "$gid" "$glabel" "$c" "$kind-$s-gateway" gw
-  db_row "$sid" "$slabel" "$c" "$kind-$s-naive" sql
+  db_row "$gid" "$glabel" "$c" "$db" "$series_gw" gw
+  db_row "$sid" "$slabel" "$c" "$db" "$series_sql" sql
 }
 
 # load_phase ID KIND LABEL SERIES gateway-load-args...
@@ -586,16 +629,17 @@ load_phase() {
   details+=("### $id: $label" "" '```' "$(cat "$last_out")" "other database errors in the log: $db_errors_other" '```' "")
 }
 
-# load_row ID LABEL N SERIES JSON: the table row (and plot point) of one gateway-load result,
-# with the CPU columns in $cpu_cols and the database figures of $db_serial and $held.
+# load_row ID LABEL N SERIES JSON: the table row (and plot point) of one gateway-load result of
+# HTTP work (no database column, nothing left unresolved), with the CPU columns in $cpu_cols and
+# the serialization failures of $db_serial.
 load_row() {
   local id=$1 label=$2 n=$3 series=$4 j=$5
   if [ "$last_rc" -ne 0 ] || [ ! -s "$j" ]; then
-    rows+=("| $id | $label | $n | - | - | - | - | - | gateway-load exited $last_rc: $(tail -n 1 "$last_out" | tr '|' '/') | $db_serial | $held | $cpu_cols |")
+    rows+=("| $id | $label | $n | - | - | - | - | - | - | gateway-load exited $last_rc: $(tail -n 1 "$last_out" | tr '|' '/') | $db_serial | - | $cpu_cols |")
   else
     local errs
     errs=$(jq -r '[.not_ok | to_entries[] | "\(.value)× \(.key)"] + [.setup_refusals | to_entries[] | "setup: \(.value)× \(.key)"] | if length == 0 then "0" else join(", ") end' "$j" | tr '|' '/')
-    rows+=("| $id | $label | $n | $(jq -r '.ok_per_s | round' "$j") | $(jq -r '[.p50_ms, .p90_ms, .p99_ms, .p999_ms] | map(. * 100 | round / 100 | tostring) | join(" | ")' "$j") | $errs | $db_serial | $held | $cpu_cols |")
+    rows+=("| $id | $label | $n | - | $(jq -r '.ok_per_s | round' "$j") | $(jq -r '[.p50_ms, .p90_ms, .p99_ms, .p999_ms] | map(. * 100 | round / 100 | tostring) | join(" | ")' "$j") | $errs | $db_serial | - | $cpu_cols |")
     plot_point "$series" "$n" "$(jq -r '.ok_per_s | round' "$j")" "$(jq -r '.p99_ms' "$j")"
   fi
 }
@@ -608,7 +652,8 @@ load_row() {
 alternate_phase() {
   local c=$1 id=G-$1
   local sides=(gw nginx provider)
-  local labels=("GET pass-through $c agents: gateway" "GET pass-through $c agents: nginx" "GET $c agents: the provider directly")
+  local labels=("GET pass-through $c agents: gateway, $access_label" "GET pass-through $c agents: nginx, $access_label"
+                "GET $c agents: the provider directly")
   local series=(passthrough-gateway passthrough-nginx passthrough-provider)
   measure "$id" HTTP "GET pass-through $c agents: gateway, nginx and the provider directly, alternating" -- \
     "$bin/gateway-load" --mode get --threads "$load_threads" --clients "$c" \
@@ -640,6 +685,21 @@ alternate_phase() {
 loadavg_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 short() { [ "$1" = sequential ] && echo seq || echo rnd; }
+# First, as a new deployment starts: the gateway's tables hold only what its migrations made
+# and what the load claims; the minimal SQL's, its owner rows and no operation.
+db_pair protected sequential "$fresh_clients" fresh
+
+# Then the history every later measurement runs on, for both sides.
+seed_t0=$SECONDS
+say "seeding $seed_tasks tasks x $seed_ops operations for the gateway and for the minimal SQL"
+psql_q -v tasks="$seed_tasks" -v ops="$seed_ops" -f bench/pgbench_seed.sql
+psql_q -v tasks="$seed_tasks" -v ops="$seed_ops" -f bench/minimal_seed.sql
+# Then as a running database would be: vacuumed and analysed (autovacuum, on by default, keeps
+# it so during the run), with no checkpoint pending.
+psql_q -c 'VACUUM ANALYZE'
+psql_q -c CHECKPOINT
+seed_s=$((SECONDS - seed_t0))
+
 for names in "${name_kinds[@]}"; do
   for kind in protected claim; do
     for c in "${levels[@]}"; do
@@ -647,6 +707,14 @@ for names in "${name_kinds[@]}"; do
     done
   done
 done
+
+# A neighbour that burns one core for the whole pair, as another tenant of a shared machine
+# would: both sides lose the same CPU, and the CPU columns show it as "other".
+(while :; do :; done) &
+neighbour_pid=$!
+db_pair protected sequential "$neighbour_clients" neighbour
+stop_pid "$neighbour_pid" 1
+neighbour_pid=
 for c in "${levels[@]}"; do
   alternate_phase "$c"
 done
@@ -707,11 +775,18 @@ plot_ok=no
     echo
   }
   for kind in protected claim; do
+    # The minimal protected mutation picks a random owner row in either pass: its two lines are
+    # the same script, measured beside the gateway's sequential and random names.
+    if [ "$kind" = protected ]; then
+      seq_minimal='minimal SQL, beside sequential' rnd_minimal='minimal SQL, beside random'
+    else
+      seq_minimal='minimal SQL, sequential names' rnd_minimal='minimal SQL, random names'
+    fi
     for col in 2 3; do
       [ "$col" = 2 ] && y='successful requests/s' || y='p99 latency, ms (log)'
       panel "$kind: $([ "$col" = 2 ] && echo throughput || echo p99)" "$y" "$col" \
-        "$kind-seq-gateway:gateway, sequential names" "$kind-seq-naive:naive SQL, sequential names" \
-        "$kind-rnd-gateway:gateway, random names" "$kind-rnd-naive:naive SQL, random names"
+        "$kind-seq-gateway:gateway, sequential names" "$kind-seq-minimal:$seq_minimal" \
+        "$kind-rnd-gateway:gateway, random names" "$kind-rnd-minimal:$rnd_minimal"
     done
   done
   for col in 2 3; do
@@ -725,13 +800,21 @@ cp "$work/plot.gp" "$logs/plot.gp"
 if gnuplot "$work/plot.gp" 2>"$logs/gnuplot.log"; then plot_ok=yes; else say "gnuplot failed (log: $logs/gnuplot.log)"; fi
 
 # --- The report -----------------------------------------------------------------------------
-metrics=$(curl -sf "http://127.0.0.1:$gwport/metrics" | grep -E '^gateway_(replies_total|events_total)' || true)
+metrics=$(curl -sf "http://127.0.0.1:$gwport/metrics" | grep -E '^gateway_(replies_total|events_total|log_lines_dropped_total)' || true)
+log_dropped=$(echo "$metrics" | awk '/^gateway_log_lines_dropped_total/ { print $2 }')
+# The whole database, every measurement's leftovers together (the rows give each its own).
+unresolved_end=$(psql_q -F ' ' -c "SELECT count(*) FILTER (WHERE state = 'in_flight'), count(*) FILTER (WHERE state = 'unknown')
+                                   FROM operations WHERE state IN ('in_flight', 'unknown')")
 pg_settings=$(psql_q -F ' = ' -c "SELECT name, setting FROM pg_settings WHERE name IN
   ('fsync','synchronous_commit','full_page_writes','wal_sync_method','shared_buffers','max_connections','max_pred_locks_per_transaction','max_pred_locks_per_page','max_pred_locks_per_relation') ORDER BY name")
 pg_version=$(psql_q -c 'SHOW server_version')
 nginx_version=$(/usr/sbin/nginx -v 2>&1 | sed 's/^nginx version: //')
-build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' build/release/CMakeCache.txt)
-commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- gateway adapters schema bench ':!bench/results.md' ':!bench/results.png' 2>/dev/null || echo " (gateway/, adapters/, schema/ or bench/ modified in the working tree)")
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$bin/../CMakeCache.txt" 2>/dev/null)
+if [ -n "${BIN_DIR:-}" ]; then
+  commit="binaries from BIN_DIR=$BIN_DIR; scripts from $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- bench ':!bench/results.md' ':!bench/results.png' 2>/dev/null || echo " (bench/ modified in the working tree)")"
+else
+  commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- gateway adapters schema bench ':!bench/results.md' ':!bench/results.png' 2>/dev/null || echo " (gateway/, adapters/, schema/ or bench/ modified in the working tree)")
+fi
 total_s=$((SECONDS - t0))
 relplot=$(basename -- "$plot")
 
@@ -748,12 +831,13 @@ relplot=$(basename -- "$plot")
   echo "| machine | $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/^Mem:/ {print $2}') GiB, $(uname -sr) |"
   echo "| load average before the run | $loadavg_before |"
   echo "| PostgreSQL | $pg_version, private cluster on 127.0.0.1, durable defaults: $(echo "$pg_settings" | tr '\n' ',' | sed 's/,$//; s/,/, /g') |"
-  echo "| build | build/release, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1) |"
+  echo "| build | $bin, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1) |"
   echo "| commit | $commit |"
-  echo "| gateway | pool_size $pool, direct_connections $direct, io_threads $io_threads, booking provider max_connections $provider_conns, access log off as nginx's (config: build/bench-logs/gateway.json) |"
-  echo "| nginx | $nginx_version, worker_processes $io_threads, upstream keepalive 64, proxy_http_version 1.1, Connection \"\", access_log off |"
-  echo "| load generator | gateway-load (bench/load.cpp): Asio coroutines on $load_threads thread(s), one keep-alive connection per agent; pgbench -M prepared -j 2, SERIALIZABLE, --max-tries=$max_tries |"
-  echo "| data | seeded before the first measurement with $seed_tasks finished tasks x $seed_ops committed operations (bench/pgbench_seed.sql, ${seed_s} s); every measurement adds to it |"
+  echo "| gateway | pool_size $pool, direct_connections $direct, io_threads $io_threads, booking provider max_connections $provider_conns, $access_label (log.access; JSON lines on stderr to build/bench-logs/gateway.log, ${log_dropped:-?} lines dropped by its queue) (config: build/bench-logs/gateway.json) |"
+  echo "| nginx | $nginx_version, worker_processes $io_threads, upstream keepalive 64, proxy_http_version 1.1, Connection \"\", $([ "$access_log" = 1 ] && echo "access_log on (default combined format, to a file)" || echo "access_log off") |"
+  echo "| load generator | gateway-load (bench/load.cpp): Asio coroutines on $load_threads thread(s), one keep-alive connection per agent; pgbench -M prepared -j 2, --max-tries=$max_tries, the isolation each script names (SERIALIZABLE admissions and claims, READ COMMITTED outcomes) |"
+  echo "| data | fresh for the first pair (gateway: its migrations and the load's claims; minimal SQL: $seed_tasks owner rows, no operation); then seeded with $seed_tasks finished tasks x $seed_ops committed operations on both sides (bench/pgbench_seed.sql, bench/minimal_seed.sql, ${seed_s} s); every measurement adds to it |"
+  echo "| left unresolved at the end | $(echo "$unresolved_end" | awk '{ print $1 " in_flight, " $2 " unknown" }') operations in the gateway's database |"
   echo "| duration | $duration s per point; whole script ${total_s} s (build ${build_s} s) |"
   echo
   echo "![throughput and p99 against concurrency]($relplot)"
@@ -763,8 +847,8 @@ relplot=$(basename -- "$plot")
   echo "CPU columns show where the time went (% of one core; $(nproc)00% = the whole machine); **other**"
   echo "is everything else running on the machine during the measurement, **idle** includes I/O wait."
   echo
-  echo "| id | what | agents / clients | ok/s | p50 ms | p90 ms | p99 ms | p99.9 ms | not ok (non-2xx by status and Gateway-Status; pgbench: failed) | serialization failures (PostgreSQL log) | held tasks left | CPU postgres | gateway | provider | nginx | load gen | other | idle |"
-  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  echo "| id | what | agents / clients | database | ok/s | p50 ms | p90 ms | p99 ms | p99.9 ms | not ok (non-2xx by status and Gateway-Status; pgbench: failed) | serialization failures (PostgreSQL log) | operations left in_flight / unknown (minimal SQL: admitted) | CPU postgres | gateway | provider | nginx | load gen | other | idle |"
+  echo "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
   printf '%s\n' "${rows[@]}"
   echo
   echo "Idle keep-alive connections (each served one GET, then held): resident memory of the server"
@@ -778,18 +862,29 @@ relplot=$(basename -- "$plot")
   echo
   echo "- Ids: P = protected mutation, C = claim, G = GET pass-through, D = the provider's own POST,"
   echo "  I = idle connections; seq/rnd = sequential or random task names; the number is the agents"
-  echo "  (the gateway's HTTP clients) or pgbench's clients, which are the same: the naive SQL runs at"
-  echo "  the gateway's agent count, not at its pool size ($pool database connections)."
-  echo "- **Naive SQL** is what a careful client library would run on the gateway's own schema"
-  echo "  instead of calling the gateway (bench/naive_protected.sql, bench/naive_claim.sql): the"
-  echo "  same rows, one statement per round trip, SERIALIZABLE, pgbench -M prepared, a"
-  echo "  serialization failure retried up to $max_tries tries (as the gateway's loop). It neither"
-  echo "  forwards anything nor records a response body from a provider: it is the database's side of"
-  echo "  the work only, and the bar the gateway is measured against."
+  echo "  (the gateway's HTTP clients) or pgbench's clients, which are the same: the minimal SQL runs at"
+  echo "  the gateway's agent count, not at its pool size ($pool database connections). -fresh: the"
+  echo "  run's first pair, before any history; -neighbour: the pair beside a process that burns one"
+  echo "  core (\`while :; do :; done\`, its CPU under **other**)."
+  echo "- **database**: fresh = no history yet (gateway: its migrations and the claims the load"
+  echo "  makes; minimal SQL: its $seed_tasks owner rows); seeded = after the history of both sides"
+  echo "  ($seed_tasks tasks x $seed_ops operations each, and what earlier measurements added)."
+  echo "- **Minimal SQL** is what a careful engineer would write without the gateway, on two tables"
+  echo "  of their own with primary keys only (bench/minimal_schema.sql: owners, operations), one"
+  echo "  statement per round trip, pgbench -M prepared. Protected mutation"
+  echo "  (bench/minimal_protected.sql): a SERIALIZABLE admission (the owner row FOR UPDATE, the key"
+  echo "  looked up, the operation inserted) and a READ COMMITTED outcome (the operation marked"
+  echo "  succeeded, the owner's version bumped under its epoch), on a random one of the $seed_tasks"
+  echo "  owners. Claim (bench/minimal_claim.sql): one SERIALIZABLE transaction, the owner row FOR"
+  echo "  UPDATE and an upsert taking a new epoch from a sequence. A serialization failure is retried"
+  echo "  up to $max_tries tries (as the gateway's loop). It forwards nothing, stores no response and"
+  echo "  keeps no attempt record: it is the database's side of the work, the bar the gateway is"
+  echo "  measured against."
   echo "- **Sequential names** (trip-<run>-1, trip-<run>-2, …, keys trip-<run>-1-op-1, …) are what real"
   echo "  callers send and the worst case for SERIALIZABLE: neighbouring keys share a B-tree leaf page,"
   echo "  and PostgreSQL's predicate locks are per page. **Random names** start with 16 random hex"
-  echo "  digits, as UUIDs would."
+  echo "  digits, as UUIDs would. They name the gateway's tasks and the minimal claims; the minimal"
+  echo "  protected mutation picks a random owner row under either."
   echo "- ok/s counts successful requests only (gateway: 201 committed or 200 granted; nginx and the"
   echo "  provider: 2xx; pgbench: committed script runs, both transactions for a protected"
   echo "  mutation). Latencies are of successful requests, retries included. **not ok** lists every"
@@ -798,22 +893,24 @@ relplot=$(basename -- "$plot")
   echo "- **serialization failures** counts 'could not serialize access' in the PostgreSQL log during"
   echo "  the measurement: the retries the gateway's SERIALIZABLE loop (or pgbench) absorbed plus"
   echo "  those it gave up on."
-  echo "- **held tasks left**: tasks of that measurement with an operation still in_flight or"
-  echo "  unknown after it, i.e. blocked until reconciled, from load alone."
-  echo "- Protected agents each claim one task before the clock starts (naive SQL: the same tasks are"
-  echo "  inserted beforehand) and, after anything but a commit, go on with a freshly claimed one."
-  echo "  Claims each take a fresh task. Pass-through GETs read one booking"
-  echo "  (\`GET $passthrough_path\`, the agent token only, no grant) through the gateway, through"
-  echo "  nginx under the same path (it injects the provider credential, as the gateway does), and"
-  echo "  at /bookings/bk_1 on the provider itself."
+  echo "- **operations left**: after each protected measurement, the gateway's operations on that"
+  echo "  measurement's tasks still in_flight / unknown once its load had ended, i.e. blocked until"
+  echo "  reconciled, from load alone (the whole database's at the end is in the facts above); for"
+  echo "  the minimal SQL, its operations still admitted (a script ended before its outcome)."
+  echo "- Protected agents each claim one task before the clock starts and, after anything but a"
+  echo "  commit, go on with a freshly claimed one. Claims each take a fresh task. Pass-through GETs"
+  echo "  read one booking (\`GET $passthrough_path\`, the agent token only, no grant) through the"
+  echo "  gateway, through nginx under the same path (it injects the provider credential, as the"
+  echo "  gateway does), and at /bookings/bk_1 on the provider itself; the gateway and nginx both with"
+  echo "  the $access_label (gateway: log.access; nginx: access_log, combined format, to a file)."
   echo "- Idle memory: nginx allocates its whole connection table when it starts (worker_connections"
   echo "  is sized for this run), so its cost per connection is already in \"RSS before\"; the column is"
   echo "  what holding the connections added. The gateway allocates per connection."
   echo "- pgbench connects its clients before it starts (100 connections took ${conn_ms_per_100} ms"
   echo "  here, measured at the start); the gateway's pool is connected already. Neither the"
   echo "  connection time nor the first $warmup s of load (cold backends, first claims) is counted."
-  echo "- Rounds: up to 8 agents the gateway and the naive SQL ran in $db_rounds rounds each (gateway,"
-  echo "  naive, naive, gateway for 2), and each pass-through row is $rounds rounds of one run that"
+  echo "- Rounds: up to 8 agents the gateway and the minimal SQL ran in $db_rounds rounds each (gateway,"
+  echo "  minimal, minimal, gateway for 2), and each pass-through row is $rounds rounds of one run that"
   echo "  loaded the gateway, nginx and the provider in turn: the machine's drift lands on both sides"
   echo "  of a comparison alike. Each row counts its own rounds only, CPU columns included."
   echo "- The machine may be shared: compare figures within one run, not across runs."
