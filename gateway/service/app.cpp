@@ -3,6 +3,7 @@
 #include "core/digest.hpp"
 #include "core/labels.hpp"
 #include "http/problem.hpp"
+#include "service/log_line.hpp"
 #include "service/logger.hpp"
 #include "service/query.hpp"
 #include "service/rejection.hpp"
@@ -79,33 +80,30 @@ void App::log_request(const Call& call, const http::Response& reply, std::chrono
   const auto level = request_line_level(call.route, code);
   auto& logger = Logger::process();
   if (!request_line_wanted(level, LogConfig{logger.level(), logger.access()})) return;
-  nlohmann::json line{{"request_id", call.request_id},
-                      {"trace_id", call.trace.trace_id},
-                      {"method", call.request.method},
-                      {"route", call.route},
-                      {"code", code},
-                      {"status", reply.status},
-                      {"duration_ms", millis(took)},
-                      {"db_ms", millis(call.db_time)}};
+  RequestLine line{.request_id = call.request_id,
+                   .trace_id = call.trace.trace_id,
+                   .method = call.request.method,
+                   .route = call.route,
+                   .code = code,
+                   .status = reply.status,
+                   .duration_ms = millis(took),
+                   .db_ms = millis(call.db_time),
+                   .operation = call.operation_id,
+                   .provider = call.provider,
+                   .error = call.error,
+                   .attempt = call.attempt,
+                   .epoch = call.epoch};
   // The path's tenant and task, when they are labels (never raw bytes).
   const auto& s = call.target.segments;
   if (s.size() >= 5 && s[0] == "v1" && s[1] == "tenants" && is_label(s[2]) && is_label(s[4])) {
-    line["tenant"] = s[2];
-    line["task"] = s[4];
+    line.tenant = s[2];
+    line.task = s[4];
   }
-  if (!call.operation_id.empty()) line["operation"] = call.operation_id;
-  if (call.attempt) line["attempt"] = *call.attempt;
-  if (call.epoch) line["epoch"] = *call.epoch;
-  if (!call.provider.empty()) line["provider"] = call.provider;
   // Only for a request that was forwarded (a refused admission was not).
-  if (call.upstream_time.count() > 0) {
-    line["upstream_ms"] = millis(call.upstream_time);
-    line["provider_status"] = call.provider_status ? nlohmann::json(*call.provider_status) : nlohmann::json(nullptr);
-    line["span_id"] = call.span_id;
-  }
-  if (call.trace.parent_id) line["parent_span_id"] = *call.trace.parent_id;
-  if (!call.error.empty()) line["error"] = call.error;
-  logger.write(level, "request", std::move(line));
+  if (call.upstream_time.count() > 0)
+    line.forwarded = RequestLine::Forwarded{millis(call.upstream_time), call.provider_status, call.span_id};
+  if (call.trace.parent_id) line.parent_span_id = *call.trace.parent_id;
+  logger.write_line(level, request_line(std::chrono::system_clock::now(), level, line));
 }
 
 asio::awaitable<upstream::Result> App::forward(Call& call, const ProviderRoute& provider,

@@ -1,22 +1,17 @@
 #include "service/logger.hpp"
 
+#include "service/log_line.hpp"
+
 #include <cerrno>
-#include <cstdio>
-#include <ctime>
+#include <utility>
 
 #include <unistd.h>
 
 namespace gw {
 
 std::string utc_timestamp(std::chrono::system_clock::time_point at) {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
-  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-  if (ms < 0 && ms % 1000 != 0) --seconds;
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char text[96];  // room for any int the format could print (-Wformat-truncation)
-  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(((ms % 1000) + 1000) % 1000));
+  std::string text;
+  append_utc_timestamp(text, at);
   return text;
 }
 
@@ -29,11 +24,11 @@ std::string log_line(std::chrono::system_clock::time_point at, LogLevel level, s
   // Invalid UTF-8 (a provider's reason phrase, say) becomes U+FFFD, never an exception.
   const auto replace = nlohmann::json::error_handler_t::replace;
   std::string line = "{\"time\":\"";
-  line += utc_timestamp(at);
+  append_utc_timestamp(line, at);
   line += "\",\"level\":\"";
   line += name(level);
   line += "\",\"event\":";
-  line += nlohmann::json(std::string(event)).dump(-1, ' ', false, replace);
+  append_json_replacing(line, event);
   const std::string rest = fields.dump(-1, ' ', false, replace);
   if (rest.size() > 2) {
     line += ',';
@@ -44,6 +39,14 @@ std::string log_line(std::chrono::system_clock::time_point at, LogLevel level, s
   line += '\n';
   return line;
 }
+
+namespace {
+
+// A full batch wakes the writer at once; fewer lines wait at most this long.
+constexpr std::size_t batch_lines = 64;
+constexpr auto gather_time = std::chrono::milliseconds(5);
+
+}  // namespace
 
 Logger::Logger(int fd, std::size_t capacity) : fd_(fd), capacity_(capacity), writer_([this] { run(); }) {}
 
@@ -68,51 +71,77 @@ void Logger::configure(const LogConfig& config) {
 
 void Logger::write(LogLevel level, std::string_view event, nlohmann::json fields) {
   if (!enabled(level)) return;
-  auto line = log_line(std::chrono::system_clock::now(), level, event, std::move(fields));
+  queue(log_line(std::chrono::system_clock::now(), level, event, std::move(fields)));
+}
+
+void Logger::write_line(LogLevel level, std::string_view line) {
+  if (enabled(level)) queue(line);
+}
+
+void Logger::queue(std::string_view line) {
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
-    if (queue_.size() >= capacity_) {
+    if (queued_lines_ >= capacity_) {
       ++dropped_;
       return;
     }
-    queue_.push_back(std::move(line));
+    queue_ += line;
+    ++queued_lines_;
     ++queued_total_;
+    // The first line after a quiet spell starts the gathering; after that
+    // only a full batch cuts it short.
+    if (writer_state_ == Writer::idle || (writer_state_ == Writer::gathering && queued_lines_ >= batch_lines)) {
+      writer_state_ = Writer::busy;
+      wake = true;
+    }
   }
-  wake_.notify_one();
+  if (wake) wake_.notify_one();
 }
 
 void Logger::flush() {
   std::unique_lock lock(mutex_);
   const auto target = queued_total_;
+  if (written_total_ >= target) return;
+  ++flushing_;
+  wake_.notify_one();  // a gathering writer writes at once
   written_.wait(lock, [&] { return written_total_ >= target; });
+  --flushing_;
 }
 
 void Logger::run() {
   std::uint64_t reported_drops = 0;
+  std::string batch;
   std::unique_lock lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty() && stopping_) return;
-    std::deque<std::string> batch;
+    if (queued_lines_ == 0) {
+      if (stopping_) return;
+      writer_state_ = Writer::idle;
+      wake_.wait(lock, [&] { return stopping_ || queued_lines_ > 0; });
+      continue;
+    }
+    writer_state_ = Writer::gathering;
+    wake_.wait_for(lock, gather_time, [&] { return stopping_ || flushing_ > 0 || queued_lines_ >= batch_lines; });
+    writer_state_ = Writer::busy;
     batch.swap(queue_);
+    const auto lines = std::exchange(queued_lines_, 0);
     lock.unlock();
-    std::string text;
-    for (auto& line : batch) text += line;
     // Said once the writer has room again, so a flood's loss is on record.
     if (const auto drops = dropped_.load(); drops > reported_drops) {
-      text += log_line(std::chrono::system_clock::now(), LogLevel::warn, "log_lines_dropped",
-                       {{"dropped", drops - reported_drops}, {"dropped_total", drops}});
+      batch += log_line(std::chrono::system_clock::now(), LogLevel::warn, "log_lines_dropped",
+                        {{"dropped", drops - reported_drops}, {"dropped_total", drops}});
       reported_drops = drops;
     }
-    for (std::size_t at = 0; at < text.size();) {
-      const auto n = ::write(fd_, text.data() + at, text.size() - at);
+    for (std::size_t at = 0; at < batch.size();) {
+      const auto n = ::write(fd_, batch.data() + at, batch.size() - at);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;  // stderr closed: nothing more can be said
       at += static_cast<std::size_t>(n);
     }
+    batch.clear();
     lock.lock();
-    written_total_ += batch.size();
-    written_.notify_all();
+    written_total_ += lines;
+    if (flushing_ > 0) written_.notify_all();
   }
 }
 

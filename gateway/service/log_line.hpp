@@ -1,0 +1,81 @@
+// A log line formatted in place: the request line is written for nearly
+// every request, so it is appended into one reserved string rather than
+// built as an nlohmann::json object (a map: an allocation per key and per
+// string) and dumped. The bytes are the ones that dump gives, so a reader
+// cannot tell the two apart; tests/service/log_line_tests.cpp compares them.
+#pragma once
+
+#include "config/config.hpp"
+
+#include <chrono>
+#include <concepts>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gw {
+
+// `value` as a JSON string, as nlohmann's dump with error_handler_t::replace
+// writes it: \b \t \n \f \r \" \\ short, other control characters \u00xx,
+// the rest as is, and each invalid UTF-8 sequence one U+FFFD.
+void append_json_replacing(std::string& out, std::string_view value);
+
+// "2024-05-01T12:00:00.123Z", without the quotes.
+void append_utc_timestamp(std::string& out, std::chrono::system_clock::time_point at);
+
+// {"time":...,"level":...,"event":...,<fields>}\n
+class LogLine {
+ public:
+  LogLine(std::chrono::system_clock::time_point at, LogLevel level, std::string_view event);
+
+  // Fields in ascending key order (how nlohmann prints an object), none
+  // named time, level or event.
+  LogLine& field(std::string_view name, std::string_view value);
+  template <std::integral T>
+    requires(!std::same_as<T, bool>)
+  LogLine& field(std::string_view name, T value) {
+    if constexpr (std::signed_integral<T>)
+      return signed_field(name, value);
+    else
+      return unsigned_field(name, value);
+  }
+  // As nlohmann prints a double: shortest round trip, "1.0" not "1", null if not finite.
+  LogLine& field(std::string_view name, double value);
+  LogLine& field(std::string_view name, std::nullptr_t);
+
+  // The line, with its closing brace and newline (moved out: call it last).
+  std::string finish();
+
+ private:
+  void key(std::string_view name);
+  LogLine& signed_field(std::string_view name, std::int64_t value);
+  LogLine& unsigned_field(std::string_view name, std::uint64_t value);
+
+  std::string text_;
+};
+
+// What a request's line says (App::log_request fills it from the call).
+struct RequestLine {
+  std::string_view request_id{}, trace_id{}, method{}, route{}, code{};
+  unsigned status = 0;
+  double duration_ms = 0, db_ms = 0;
+  // Both or neither: the path's tenant and task, when they are labels.
+  std::optional<std::string_view> tenant{}, task{};
+  std::string_view operation{}, provider{}, error{};  // empty: not said
+  std::optional<int> attempt{};
+  std::optional<std::int64_t> epoch{};
+  // Only for a request that was forwarded.
+  struct Forwarded {
+    double upstream_ms = 0;
+    std::optional<unsigned> provider_status{};  // null: no reply
+    std::string_view span_id{};
+  };
+  std::optional<Forwarded> forwarded{};
+  std::optional<std::string_view> parent_span_id{};
+};
+
+// The "request" event's line.
+std::string request_line(std::chrono::system_clock::time_point at, LogLevel level, const RequestLine& r);
+
+}  // namespace gw

@@ -1,0 +1,274 @@
+// Lines formatted in place give the bytes nlohmann's dump gives (strings with
+// error_handler_t::replace, integers, doubles, null, the request line's key
+// order), and the logger's batched writer loses no line and keeps each
+// thread's order.
+#include "service/log_line.hpp"
+#include "service/logger.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <ctime>
+#include <limits>
+#include <random>
+#include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+using namespace gw;
+
+namespace {
+
+std::string nlohmann_string(const std::string& value) {
+  return nlohmann::json(value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string log_line_string(std::string_view value) {
+  std::string out;
+  append_json_replacing(out, value);
+  return out;
+}
+
+const auto log_line_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000123));
+constexpr std::string_view log_line_head =
+    "{\"time\":\"2023-11-14T22:13:20.123Z\",\"level\":\"info\",\"event\":\"request\"";
+
+// What the request line was when App::log_request built it as a JSON object.
+std::string request_line_as_object(const RequestLine& r) {
+  nlohmann::json line{{"request_id", r.request_id},   {"trace_id", r.trace_id}, {"method", r.method},
+                      {"route", r.route},             {"code", r.code},         {"status", r.status},
+                      {"duration_ms", r.duration_ms}, {"db_ms", r.db_ms}};
+  if (r.tenant && r.task) {
+    line["tenant"] = *r.tenant;
+    line["task"] = *r.task;
+  }
+  if (!r.operation.empty()) line["operation"] = r.operation;
+  if (r.attempt) line["attempt"] = *r.attempt;
+  if (r.epoch) line["epoch"] = *r.epoch;
+  if (!r.provider.empty()) line["provider"] = r.provider;
+  if (r.forwarded) {
+    line["upstream_ms"] = r.forwarded->upstream_ms;
+    line["provider_status"] =
+        r.forwarded->provider_status ? nlohmann::json(*r.forwarded->provider_status) : nlohmann::json(nullptr);
+    line["span_id"] = r.forwarded->span_id;
+  }
+  if (r.parent_span_id) line["parent_span_id"] = *r.parent_span_id;
+  if (!r.error.empty()) line["error"] = r.error;
+  const auto fields = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return std::string(log_line_head) + "," + fields.substr(1) + "\n";
+}
+
+// Everything in the pipe now, without waiting for more.
+std::string read_available(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  std::string text;
+  char buffer[65536];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
+  ::fcntl(fd, F_SETFL, flags);
+  return text;
+}
+
+// Each line's {"t":thread,"n":i}, in the order written.
+std::vector<std::pair<int, int>> logged_numbers(const std::string& text) {
+  std::vector<std::pair<int, int>> out;
+  for (std::size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1) {
+    const auto j = nlohmann::json::parse(text.substr(at, nl - at));
+    out.emplace_back(j["t"].get<int>(), j["n"].get<int>());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("log line: strings are escaped as nlohmann escapes them") {
+  for (const std::string& value :
+       {std::string(), std::string("plain"), std::string("quote \" and backslash \\ and slash /"),
+        std::string("\b\t\n\f\r"), std::string("nul \0 in the middle", 19), std::string("\x01\x1f\x7f"),
+        std::string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::string("\xef\xbb\xbf bom"),
+        std::string("lone continuation \x80"), std::string("truncated \xe2\x82"), std::string("\xe2\x82"),
+        std::string("\xf0\x9f\x98"), std::string("overlong \xc0\xaf \xe0\x80\xaf \xf0\x80\x80\xaf"),
+        std::string("surrogates \xed\xa0\x80 \xed\xbf\xbf"), std::string("past U+10FFFF \xf4\x90\x80\x80 \xf5\x80"),
+        std::string("\xff\xfe"), std::string("broken then ascii \xe2\x28\xa1"), std::string("\xc3\x22")})
+    CHECK(log_line_string(value) == nlohmann_string(value));
+  for (int byte = 0; byte < 256; ++byte) {
+    const std::string value(1, static_cast<char>(byte));
+    CHECK(log_line_string(value) == nlohmann_string(value));
+  }
+  // Every pair of bytes, and every triple of the bytes where UTF-8's rules change.
+  bool pairs_agree = true;
+  for (int a = 0; a < 256; ++a)
+    for (int b = 0; b < 256; ++b) {
+      const std::string value{static_cast<char>(a), static_cast<char>(b)};
+      pairs_agree = pairs_agree && log_line_string(value) == nlohmann_string(value);
+    }
+  CHECK(pairs_agree);
+  const std::string edges("\x00\x1f\x22\x41\x5c\x7f\x80\x8f\x90\x9f\xa0\xbf\xc0\xc1\xc2\xdf\xe0\xe1\xec\xed\xee"
+                          "\xef\xf0\xf1\xf3\xf4\xf5\xff",
+                          28);
+  for (char a : edges)
+    for (char b : edges)
+      for (char c : edges) {
+        const std::string value{a, b, c, 'x'};
+        if (log_line_string(value) != nlohmann_string(value)) {
+          CHECK(log_line_string(value) == nlohmann_string(value));
+        }
+      }
+  // Longer random mixes of the same bytes and ASCII runs.
+  std::mt19937 random(30);
+  for (int i = 0; i < 20000; ++i) {
+    std::string value;
+    for (auto n = random() % 16; n > 0; --n)
+      value += random() % 3 == 0 ? 'a' : edges[random() % edges.size()];
+    if (log_line_string(value) != nlohmann_string(value)) {
+      CHECK(log_line_string(value) == nlohmann_string(value));
+    }
+  }
+}
+
+TEST_CASE("log line: integers, doubles and null as nlohmann prints them") {
+  auto line = LogLine(log_line_at, LogLevel::info, "request")
+                        .field("a", std::numeric_limits<std::int64_t>::min())
+                        .field("b", std::numeric_limits<std::uint64_t>::max())
+                        .field("c", -1)
+                        .field("d", 0u)
+                        .field("e", nullptr)
+                        .field("f", std::numeric_limits<int>::max());
+  const nlohmann::json fields{{"a", std::numeric_limits<std::int64_t>::min()},
+                              {"b", std::numeric_limits<std::uint64_t>::max()},
+                              {"c", -1},
+                              {"d", 0u},
+                              {"e", nullptr},
+                              {"f", std::numeric_limits<int>::max()}};
+  CHECK(line.finish() == std::string(log_line_head) + "," + fields.dump().substr(1) + "\n");
+
+  std::vector<double> values{0.0,  -0.0,  1.0,     0.001, 0.1,     12.345,   1e15,       1e16,    1e-5,
+                             1e-4, 1e300, 5e-324, -2.5,  1.0 / 3, 123456.789, 9007199254740993.0,
+                             std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()};
+  // What a duration in the log is: whole microseconds over 1000.
+  std::mt19937_64 random(30);
+  for (int i = 0; i < 2000; ++i)
+    values.push_back(static_cast<double>(random() % (std::uint64_t(1) << (i % 50))) / 1000.0);
+  for (const double value : values) {
+    auto ours = LogLine(log_line_at, LogLevel::info, "request").field("x", value);
+    CHECK(ours.finish() == std::string(log_line_head) + ",\"x\":" + nlohmann::json(value).dump() + "}\n");
+  }
+}
+
+TEST_CASE("log line: the time is UTC with milliseconds, before 1970 too") {
+  std::mt19937_64 random(30);
+  for (int i = 0; i < 2000; ++i) {
+    // From 1900 to 2200.
+    const auto ms = static_cast<std::int64_t>(random() % 9'467'280'000'000ULL) - 2'208'988'800'000LL;
+    std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+    if (ms < 0 && ms % 1000 != 0) --seconds;
+    std::tm tm{};
+    gmtime_r(&seconds, &tm);
+    char expected[64];
+    std::snprintf(expected, sizeof expected, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                  static_cast<int>(((ms % 1000) + 1000) % 1000));
+    const auto at = std::chrono::system_clock::time_point(std::chrono::milliseconds(ms));
+    CHECK(utc_timestamp(at) == expected);
+  }
+  CHECK(utc_timestamp(std::chrono::system_clock::time_point(std::chrono::milliseconds(-1))) ==
+        "1969-12-31T23:59:59.999Z");
+  CHECK(utc_timestamp(std::chrono::system_clock::time_point(std::chrono::milliseconds(951782400000))) ==
+        "2000-02-29T00:00:00.000Z");
+}
+
+TEST_CASE("log line: the request line has the bytes of the JSON object it replaced") {
+  RequestLine minimal{.request_id = "0123456789ab",
+                      .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736",
+                      .method = "GET",
+                      .route = "unmatched",
+                      .code = "not_found",
+                      .status = 404,
+                      .duration_ms = 0.012};
+  CHECK(request_line(log_line_at, LogLevel::info, minimal) == request_line_as_object(minimal));
+
+  RequestLine full = minimal;
+  full.route = "proxy";
+  full.code = "committed";
+  full.status = 201;
+  full.duration_ms = 12.345;
+  full.db_ms = 3.0;
+  full.tenant = "tenant-a";
+  full.task = "task-1";
+  full.operation = "op-\"quoted\"";
+  full.provider = "booking";
+  full.error = "bad \xff byte\nand a newline";
+  full.attempt = 2;
+  full.epoch = std::numeric_limits<std::int64_t>::max();
+  full.forwarded = RequestLine::Forwarded{.upstream_ms = 7.5, .provider_status = 201u, .span_id = "00f067aa0ba902b7"};
+  full.parent_span_id = "b7ad6b7169203331";
+  CHECK(request_line(log_line_at, LogLevel::info, full) == request_line_as_object(full));
+
+  RequestLine no_reply = full;
+  no_reply.forwarded->provider_status.reset();
+  no_reply.parent_span_id = "";
+  no_reply.attempt = -1;
+  no_reply.epoch = 0;
+  CHECK(request_line(log_line_at, LogLevel::info, no_reply) == request_line_as_object(no_reply));
+
+  // A tenant without a task says neither.
+  RequestLine half = minimal;
+  half.tenant = "tenant-a";
+  CHECK(request_line(log_line_at, LogLevel::info, half) == request_line_as_object(half));
+}
+
+TEST_CASE("logger: lines from two threads all arrive in each thread's order; flush waits for them") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  // Room for every line, so the writer never blocks on a pipe nobody reads yet.
+  REQUIRE(::fcntl(fds[1], F_SETPIPE_SZ, 1 << 20) >= (1 << 20));
+  constexpr int per_thread = 3000;
+  auto write_lines = [](Logger& logger, int thread, int from, int to) {
+    for (int n = from; n < to; ++n) {
+      if (n % 2 == 0)
+        logger.write(LogLevel::info, "line", {{"t", thread}, {"n", n}});
+      else
+        logger.write_line(LogLevel::info, LogLine(std::chrono::system_clock::now(), LogLevel::info, "line")
+                                              .field("n", n)
+                                              .field("t", thread)
+                                              .finish());
+    }
+  };
+  auto check_order = [](const std::vector<std::pair<int, int>>& seen, int from, int to) {
+    std::vector<int> next{from, from};
+    bool in_order = true;
+    for (const auto& [thread, n] : seen) {
+      in_order = in_order && n == next[static_cast<std::size_t>(thread)];
+      ++next[static_cast<std::size_t>(thread)];
+    }
+    CHECK(in_order);
+    CHECK(next == std::vector<int>{to, to});
+  };
+  {
+    Logger logger(fds[1], 4 * per_thread);
+    std::thread a(write_lines, std::ref(logger), 0, 0, per_thread), b(write_lines, std::ref(logger), 1, 0, per_thread);
+    a.join();
+    b.join();
+    logger.flush();
+    check_order(logged_numbers(read_available(fds[0])), 0, per_thread);
+    CHECK(logger.dropped() == 0);
+
+    // A line on its own is written without a flush, after at most the gathering time.
+    write_lines(logger, 0, per_thread, per_thread + 1);
+    pollfd readable{fds[0], POLLIN, 0};
+    REQUIRE(::poll(&readable, 1, 5000) == 1);
+    logger.flush();
+    CHECK(logged_numbers(read_available(fds[0])).size() == 1);
+
+    // Queued and not flushed: the destructor writes them.
+    std::thread c(write_lines, std::ref(logger), 0, 0, per_thread), d(write_lines, std::ref(logger), 1, 0, per_thread);
+    c.join();
+    d.join();
+  }
+  ::close(fds[1]);
+  check_order(logged_numbers(read_available(fds[0])), 0, per_thread);
+  ::close(fds[0]);
+}
