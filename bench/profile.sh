@@ -8,7 +8,7 @@
 # far less often than called runs a cached plan), the operations by state, and the
 # serialization failures in the PostgreSQL log by reason. Everything is stopped and removed at
 # the end. The numbers behind docs/performance.md came from it; bench/run.sh is the benchmark.
-# Env: POOL (database.pool_size, 16), GROUP (database.group_max, 32), DIRECT (database.direct_connections, 2), IO_THREADS (http.io_threads, 2), PROFILE_DIR
+# Env: NEIGHBOUR (1: a shell loop burns one core during the load), POOL (database.pool_size, 16), GROUP (database.group_max, 32), DIRECT (database.direct_connections, 2), IO_THREADS (http.io_threads, 2), PROFILE_DIR
 # (build/profile), PROFILE_PG_OPTS (more PostgreSQL server options, e.g. "-c plan_cache_mode=force_generic_plan"), PROFILE_PG_PORT (25801), PROFILE_GATEWAY_PORT (18801),
 # PROFILE_PROVIDER_PORT (19801), PROFILE_CONTROL_PORT (19802), ACCESS_LOG (1: the gateway's access log
 # on, and the medians of its duration_ms, db_ms and upstream_ms per route printed at the end:
@@ -36,10 +36,12 @@ ctlport=${PROFILE_CONTROL_PORT:-19802}
 mkdir -p "$dir"
 gateway_pid=
 provider_pid=
+neighbour_pid=
 # shellcheck source=scripts/lib.sh
 source "$repo/scripts/lib.sh"
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {
+  if [ -n "$neighbour_pid" ]; then kill "$neighbour_pid" 2>/dev/null || true; fi
   if [ -n "$gateway_pid" ]; then stop_pid "$gateway_pid" 30; fi
   # A wrapper that forks the gateway (GATEWAY_WRAP="perf stat ...") may exit on SIGTERM without
   # passing it on: a gateway still running this config would hold the port for the next run.
@@ -95,7 +97,12 @@ if [ -n "${PERF_DATA:-}" ]; then
   perf record -q -F 499 ${PERF_CALL_GRAPH:--g} -p "$gateway_pid" -o "$PERF_DATA" 2>/dev/null &
   perf_pid=$!
 fi
+if [ "${NEIGHBOUR:-0}" = 1 ]; then  # one other busy process on the machine, as a shared host has
+  (while :; do :; done) &
+  neighbour_pid=$!
+fi
 "$bin/gateway-load" --mode "$mode" --port "$gwport" --clients "$agents" --duration "$seconds" "$@"
+if [ -n "$neighbour_pid" ]; then kill "$neighbour_pid"; wait "$neighbour_pid" 2>/dev/null || true; fi
 if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
 g1=$(ticks "$gateway_pid"); p1=$(postgres_ticks); read -r busy1 idle1 < <(machine_ticks)
 
@@ -121,5 +128,12 @@ if [ "${ACCESS_LOG:-0}" = 1 ]; then
     group_by(.route)[] | "\(.[0].route): \(length), \(map(.duration_ms) | median), \(map(.db_ms) | median), \(map(.upstream_ms // empty) | median)"'
 fi
 echo
+echo "Row writes by table (inserts, updates, of which HOT: an update that is not HOT adds index entries):"
+psql_q -A -F ' | ' -c "
+  SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
+  WHERE n_tup_ins + n_tup_upd > 0 ORDER BY n_tup_upd DESC, n_tup_ins DESC"
+echo
 echo "Serialization failures: $(( $(grep -c 'could not serialize' "$pglog" || true) - serialization_before ))"
 grep -A2 'could not serialize' "$pglog" | grep -oE 'Reason code: .*' | sort | uniq -c | sort -rn || true
+echo "... by statement:"
+grep -A3 'could not serialize' "$pglog" | grep -oE 'STATEMENT: .{0,70}' | sort | uniq -c | sort -rn | head -n 8 || true

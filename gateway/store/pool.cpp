@@ -49,7 +49,20 @@ std::string session_setup_sql(const SessionOptions& o) {
   // transaction block (store/transaction.hpp, autocommit) is a
   // SERIALIZABLE transaction of its own; READ COMMITTED work says so.
   // bytea in hex, the one text form store/pg_result.hpp reads.
-  return "SET default_transaction_isolation = 'serializable'; SET statement_timeout = " +
+  // No sequential scan unless nothing else can answer: SERIALIZABLE locks
+  // what a sequential scan read as the whole relation, so every write to the
+  // table by any task conflicts with it. Once a fresh database's small tables
+  // are analyzed (64 ledger rows on two pages), a point read by primary key
+  // costs more than the scan, and the planner flipped to it: each decision
+  // then conflicted with every other, and the retries fed on themselves
+  // (docs/performance.md, "Protected writes under contention"). READ
+  // COMMITTED work takes no predicate locks and turns it back on
+  // (store/read_committed.ipp). And no JIT: the statements are point reads,
+  // and the penalty a disabled scan adds to a plan's cost (the one-row
+  // authority has no other path) put every one of them past jit_above_cost,
+  // compiling each execution for a second.
+  return "SET default_transaction_isolation = 'serializable'; SET enable_seqscan = off; SET jit = off; "
+         "SET statement_timeout = " +
          std::to_string(o.statement_timeout.count()) + "; SET lock_timeout = " + std::to_string(o.lock_timeout.count()) +
          "; SET idle_in_transaction_session_timeout = " + std::to_string(o.statement_timeout.count() * 4) +
          "; SET bytea_output = 'hex'";

@@ -150,3 +150,35 @@ TEST_CASE("hot path: a key that exists is decided with its operation: exact retr
   CHECK(f.db.scalar("SELECT count(*) FROM operations") == "1");
   CHECK(f.db.scalar("SELECT string_agg(code, ',' ORDER BY id) FROM rejections") == "operation_conflict,version_conflict");
 }
+
+TEST_CASE("hot path: on a fresh database once analyzed, admission and outcome read no table whole") {
+  // 64 tasks: on a fresh database the ledger is two pages, and once
+  // ANALYZE has counted them a primary key lookup costs more than a scan.
+  // A scan's predicate lock covers the relation, so every other task's
+  // ledger update would be a read-write conflict with this decision. (The
+  // one-row authority is read whole, and may be: no decision writes it.)
+  StoreFixture f;
+  for (int n = 2; n <= 64; ++n) f.claim("tenant-a", "trip-" + std::to_string(n), "region-a", 10, 100'000);
+  auto grant = f.claim("tenant-a", "trip-1", "region-a", 10, 100'000);
+  f.db.exec("ANALYZE");
+  REQUIRE(f.db.scalar("SELECT reltuples::bigint FROM pg_class WHERE relname = 'task_ledger'") == "64");
+  f.at(20);
+  std::optional<AdmissionResult> admitted;
+  {
+    pqxx::transaction<pqxx::serializable> tx(f.session.connection());
+    admitted = f.ledger.admit(tx, f.admission(grant, op_1));
+    REQUIRE(admitted->decision.action == Admission::admit_new);
+    const auto locks = page_read_locks(f, tx);
+    for (const char* table : {"tasks:relation", "task_ledger:relation", "operations:relation"})
+      CHECK_MESSAGE(!contains(locks, table), locks);
+    tx.commit();
+  }
+  pqxx::transaction<pqxx::serializable> tx(f.session.connection());
+  const OutcomeRecord record{{"tenant-a", "trip-1"}, "trip-1-op-1", 1, OperationState::succeeded,
+                             RecordedResponse{201, "[]", "{}", "", 2}, "provider replied", admitted->rows};
+  CHECK(f.ledger.record_outcome(tx, record, grant).recorded);
+  const auto locks = page_read_locks(f, tx);
+  for (const char* table : {"tasks:relation", "task_ledger:relation", "operations:relation"})
+    CHECK_MESSAGE(!contains(locks, table), locks);
+  tx.commit();
+}
