@@ -220,7 +220,7 @@ TEST_CASE("log line: the request line has the bytes of the JSON object it replac
   CHECK(request_line(log_line_at, LogLevel::info, half) == request_line_as_object(half));
 }
 
-TEST_CASE("logger: lines from two threads all arrive in each thread's order; flush waits for them") {
+TEST_CASE("logger: lines from two threads all arrive in each thread's order, and flush waits for them") {
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
   // Room for every line, so the writer never blocks on a pipe nobody reads yet.
