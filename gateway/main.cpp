@@ -4,8 +4,8 @@
 // (config/reload.hpp), and reloads the TLS files.
 #include "config/config.hpp"
 #include "config/reload.hpp"
-#include "service/event_log.hpp"
-#include "service/runtime.hpp"
+#include "service/ops/event_log.hpp"
+#include "service/runtime/runtime.hpp"
 
 #include <algorithm>
 #include <csignal>

@@ -187,7 +187,7 @@ struct ProviderConfig {
   // provider's framework is known to treat as plain data.
   PathForms allowed_path_forms;
   // Methods forwarded with agent authentication only, matched exactly (case
-  // matters). Every other method is fenced (service/forwarding.hpp method_rule).
+  // matters). Every other method is fenced (service/proxy/forwarding.hpp method_rule).
   std::set<std::string> unfenced_methods{"GET", "HEAD"};
   ms connect_timeout{2000};
   ms request_timeout{10000};

@@ -41,7 +41,7 @@ std::string percent_encode(std::string_view bytes);
 
 // The request target of the lookup for `key`: the provider's base path
 // joined before the template (as forwarded requests are joined, see
-// service/forwarding.hpp upstream_target), {key} replaced by the
+// service/proxy/forwarding.hpp upstream_target), {key} replaced by the
 // percent-encoded key. The template must have passed lookup_path_problem.
 std::string lookup_target(std::string_view base_path, std::string_view path_template, std::string_view key);
 

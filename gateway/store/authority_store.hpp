@@ -71,7 +71,7 @@ class AuthorityStore {
 
   // All of these throw AuthorityUnavailable when the database cannot answer.
   // `fresh_tried`: the fresh claim was already sent alone and answered
-  // nullopt (service/database.hpp, decide_direct), so only the full claim is left.
+  // nullopt (service/db/database.hpp, decide_direct), so only the full claim is left.
   ClaimResult claim(Session& s, const TaskScope& scope, const std::string& owner,
                     std::int64_t lease_ms, bool fresh_tried = false);
   // The same claim inside a transaction the caller opened and commits.

@@ -182,7 +182,7 @@ class LedgerStore {
   // Each decision alone (its own SERIALIZABLE transaction), or inside one
   // the caller opened and commits (Database::decide_shared).
   // `new_tried`: NewAdmission was already sent alone and answered nullopt
-  // (service/database.hpp, decide_direct), so only the full admission is left.
+  // (service/db/database.hpp, decide_direct), so only the full admission is left.
   AdmissionResult admit(Session& s, const AdmissionRequest& request, bool new_tried = false);
   AdmissionResult admit(pqxx::dbtransaction& tx, const AdmissionRequest& request);
   // `at_rows_tried`: OutcomeAtRows was already sent alone and answered

@@ -1,7 +1,7 @@
 // A libpq result read the way the store reads libpqxx's (row[i].is_null(),
 // .as<T>(), field_bytes), so a statement's answer is parsed by one template
 // whichever way it was sent: through libpqxx on a database worker, or on a
-// connection an I/O thread drives itself (service/pg_connection.hpp).
+// connection an I/O thread drives itself (service/db/pg_connection.hpp).
 // Results are text; bytea arrives in PostgreSQL's hex format (the session
 // sets bytea_output), anything else is refused rather than guessed.
 #pragma once

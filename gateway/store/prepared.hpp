@@ -26,7 +26,7 @@ pqxx::result exec_prepared(pqxx::transaction_base& tx, const Statement& statemen
 }
 
 // A decision's one statement (`ask.statement`, `ask.args()`: a tuple), sent
-// through libpqxx; service/pg_connection.hpp sends the same ask itself.
+// through libpqxx; service/db/pg_connection.hpp sends the same ask itself.
 template <class Ask>
 pqxx::result exec_ask(pqxx::transaction_base& tx, const Ask& ask) {
   return std::apply([&](const auto&... args) { return exec_prepared(tx, ask.statement, args...); }, ask.args());

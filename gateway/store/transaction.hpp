@@ -1,7 +1,7 @@
 // One decision = one SERIALIZABLE transaction, tried once here. A conflict
 // (serialization failure, deadlock, a concurrent insert of the same key)
 // committed nothing and is thrown as Conflict for the caller to retry after a
-// pause on a timer (service/database.hpp): a database worker never sleeps.
+// pause on a timer (service/db/database.hpp): a database worker never sleeps.
 // A connection that broke before commit is replaced once, at once. Anything
 // the database cannot answer becomes AuthorityUnavailable, which the gateway
 // reports as 503 authority_unavailable: nothing forwarded, nothing disclosed.

@@ -3,7 +3,7 @@
 // lookups. No I/O: the random source is a value the test chooses.
 #include "core/fingerprint.hpp"
 #include "core/reconcile.hpp"
-#include "service/path.hpp"
+#include "service/api/path.hpp"
 
 #include <doctest/doctest.h>
 

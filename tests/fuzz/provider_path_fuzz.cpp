@@ -2,7 +2,7 @@
 // input is what an agent writes after /v1/tenants/t/tasks/k/providers/p, cut
 // by gw::split_provider_target as proxy_routes.cpp does, checked by
 // gw::provider_path_problem, and joined to the provider's base path by
-// gw::upstream_target (service/forwarding.hpp). The first byte picks the
+// gw::upstream_target (service/proxy/forwarding.hpp). The first byte picks the
 // base path and which path forms the provider opted in to.
 //
 // Whenever provider_path_problem lets a path through, the target sent
@@ -14,7 +14,7 @@
 #include "config/config.hpp"
 #include "core/provider_path.hpp"
 #include "http/framing.hpp"
-#include "service/forwarding.hpp"
+#include "service/proxy/forwarding.hpp"
 
 #include <array>
 #include <cstddef>

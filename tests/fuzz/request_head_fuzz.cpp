@@ -15,7 +15,7 @@
 #include "http/framing.hpp"
 #include "http/message.hpp"
 #include "http/request_parser.hpp"
-#include "service/path.hpp"
+#include "service/api/path.hpp"
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/error.hpp>

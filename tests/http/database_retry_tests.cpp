@@ -1,8 +1,8 @@
-// Database work awaited from coroutines (service/database.hpp) on a real
+// Database work awaited from coroutines (service/db/database.hpp) on a real
 // pool and a real PostgreSQL: a conflicting decision is tried again after a
 // pause on a timer, a bounded number of times; the outcome lane is served
 // while the request lane refuses new work.
-#include "service/database.hpp"
+#include "service/db/database.hpp"
 #include "support/test_database.hpp"
 
 #include <boost/asio/co_spawn.hpp>

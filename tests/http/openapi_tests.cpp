@@ -1,10 +1,10 @@
 // The OpenAPI document as the gateway serves it (GET /openapi.json): it
 // parses, it lists exactly the routes and methods the router serves
-// (service/route_table.hpp), and every code it names is in the one code
+// (service/api/route_table.hpp), and every code it names is in the one code
 // table (core/codes.hpp) under the status the table gives it.
 #include "core/codes.hpp"
-#include "service/openapi.hpp"
-#include "service/route_table.hpp"
+#include "service/api/openapi.hpp"
+#include "service/api/route_table.hpp"
 #include "support/gateway_fixture.hpp"
 
 #include <doctest/doctest.h>

@@ -2,7 +2,7 @@
 // serves them, without a token, with the headers that keep the page from
 // running anything but its own script or being framed. The page in a real
 // browser is tests/ui/operator_page_tests.cpp.
-#include "service/ui_assets.hpp"
+#include "service/api/ui_assets.hpp"
 #include "support/gateway_fixture.hpp"
 
 #include <doctest/doctest.h>

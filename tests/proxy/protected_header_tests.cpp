@@ -1,7 +1,7 @@
 // Malformed protected headers on the proxy route (docs/api.md, proxy): each
 // gets its documented code, nothing reaches the provider, no ledger row; and
 // the headers are checked in the documented order: Fence-Grant, then
-// Idempotency-Key, then Expected-Version (gateway/service/proxy_routes.cpp).
+// Idempotency-Key, then Expected-Version (gateway/service/api/proxy_routes.cpp).
 #include "proxy/proxy_fixture.hpp"
 
 #include "core/base64url.hpp"

@@ -1,7 +1,7 @@
 // Bearer tokens against the configured hashes, including the recent tokens
 // each thread keeps so that a kept-alive agent's token is hashed only once.
 #include "core/digest.hpp"
-#include "service/auth.hpp"
+#include "service/api/auth.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // What crosses the proxy, as tables.
 #include "core/base64url.hpp"
 #include "core/methods.hpp"
-#include "service/forwarding.hpp"
+#include "service/proxy/forwarding.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 #include "core/grant.hpp"
 #include "core/recent_values.hpp"
-#include "service/json_body.hpp"
-#include "service/rejection.hpp"
+#include "service/api/json_body.hpp"
+#include "service/api/rejection.hpp"
 
 #include <doctest/doctest.h>
 

@@ -2,8 +2,8 @@
 // error_handler_t::replace, integers, doubles, null, the request line's key
 // order), and the logger's batched writer loses no line and keeps each
 // thread's order.
-#include "service/log_line.hpp"
-#include "service/logger.hpp"
+#include "service/ops/log_line.hpp"
+#include "service/ops/logger.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

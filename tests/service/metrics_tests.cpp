@@ -1,8 +1,8 @@
 // The Prometheus text GET /metrics sends, without a server: each family's
 // HELP and TYPE exactly once and before its samples, label values escaped,
 // histograms cumulative, and the counters moving as they are counted.
-#include "service/metrics.hpp"
-#include "service/prometheus_text.hpp"
+#include "service/ops/metrics.hpp"
+#include "service/ops/prometheus_text.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // The outcome-to-reply table: what an agent is told about its own attempt,
 // for every outcome state, with and without a provider reply, and behind
 // the reply gate. No sockets, no database.
-#include "service/outcome_reply.hpp"
+#include "service/proxy/outcome_reply.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "service/path.hpp"
+#include "service/api/path.hpp"
 
 #include <doctest/doctest.h>
 

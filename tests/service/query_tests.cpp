@@ -1,5 +1,5 @@
-#include "service/query.hpp"
-#include "service/rejection.hpp"
+#include "service/api/query.hpp"
+#include "service/api/rejection.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // What of a provider's reply reaches the agent and the ledger, as tables:
 // clean replies pass (less reply_headers' drops), a reply revealing any of
 // the provider's credentials, in headers or body, is withheld whole.
-#include "service/reply_screen.hpp"
+#include "service/proxy/reply_screen.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

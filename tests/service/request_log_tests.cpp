@@ -1,7 +1,7 @@
 // Which requests leave a log line and at which level, the shape of a line,
 // and the logger's queue writing whole lines in order.
-#include "service/logger.hpp"
-#include "service/request_log.hpp"
+#include "service/ops/logger.hpp"
+#include "service/ops/request_log.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // resume_on: where and when an awaiting coroutine resumes with a callback's
 // value. One io_context run by this thread; another thread where asked.
-#include "service/resume.hpp"
+#include "service/db/resume.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>

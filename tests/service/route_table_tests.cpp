@@ -1,5 +1,5 @@
-#include "service/path.hpp"
-#include "service/route_table.hpp"
+#include "service/api/path.hpp"
+#include "service/api/route_table.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
-// service/pg_connection.hpp against a real PostgreSQL: the session it sets
+// service/db/pg_connection.hpp against a real PostgreSQL: the session it sets
 // up, what it sends and reads back, and each way a statement can fail,
 // caused for real (an error raised in SQL, a backend terminated while idle
 // or mid-statement, a statement that outlives the call timeout).
-#include "service/pg_connection.hpp"
+#include "service/db/pg_connection.hpp"
 #include "store/transaction.hpp"
 #include "support/eventually.hpp"
 #include "support/test_database.hpp"

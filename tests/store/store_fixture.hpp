@@ -24,7 +24,7 @@ struct Intent {
 inline const Intent op_a{"tenant-a", "task-a", "op-a", "value-a", 0};
 
 // A store decision tried again, at once, while it conflicts: what the
-// gateway does after a pause on a timer (service/database.hpp). For tests
+// gateway does after a pause on a timer (service/db/database.hpp). For tests
 // that race sessions on purpose; a single session never conflicts.
 template <class Fn>
 auto until_decided(Fn fn) {

@@ -4,7 +4,7 @@
 
 #include "config/config.hpp"
 #include "core/codes.hpp"
-#include "service/runtime.hpp"
+#include "service/runtime/runtime.hpp"
 #include "support/http_client.hpp"
 #include "support/test_database.hpp"
 

@@ -1,0 +1,273 @@
+#include "service/api/app.hpp"
+
+#include "core/digest.hpp"
+#include "core/labels.hpp"
+#include "http/problem.hpp"
+#include "service/ops/log_line.hpp"
+#include "service/ops/logger.hpp"
+#include "service/api/query.hpp"
+#include "service/api/rejection.hpp"
+#include "service/ops/request_log.hpp"
+#include "service/api/route_table.hpp"
+
+namespace gw {
+
+App::App(Deps deps)
+    : deps_(deps),
+      auth_(std::make_shared<const Authenticator>(deps.config)),
+      providers_(deps.config, deps.upstream) {
+  if (deps_.upstream)
+    reconciler_ = std::make_unique<Reconciler>(deps_.config, deps_.database, deps_.reconcile, deps_.resolutions,
+                                               deps_.metrics, *deps_.upstream, providers_);
+}
+
+namespace {
+
+std::vector<std::string_view> all_headers(const http::Fields& headers, std::string_view name) {
+  std::vector<std::string_view> out;
+  for (const auto& [k, v] : headers)
+    if (http::iequals(k, name)) out.push_back(v);
+  return out;
+}
+
+double millis(std::chrono::nanoseconds d) {
+  // Microsecond resolution is plenty for a log line.
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(d).count()) / 1000.0;
+}
+
+}  // namespace
+
+App::Reply App::handle(http::Request request) {
+  const auto started = std::chrono::steady_clock::now();
+  Call call;
+  auto id = request.header("X-Request-Id");
+  call.request_id = id && is_label(*id) ? std::string(*id) : random_hex(12);
+  call.trace = continue_trace(all_headers(request.headers, "traceparent"), all_headers(request.headers, "tracestate"),
+                              random_hex(16));
+  call.request = std::move(request);
+  std::optional<http::Response> reply;
+  try {
+    auto target = split_target(call.request.target);
+    if (!target) throw Rejection(Code::invalid_request, "request target is not a valid origin-form path");
+    call.target = std::move(*target);
+    if (const auto handler = dispatch(call, reply)) reply = co_await (this->*handler)(call);
+  } catch (const Rejection& r) {
+    reply = http::problem(r.code, r.what());
+  } catch (const AuthorityUnavailable& e) {
+    call.error = e.what();
+    deps_.metrics.count_event("authority_unavailable");
+    reply = http::problem(Code::authority_unavailable, "the authority did not answer; nothing was forwarded");
+  } catch (const std::exception& e) {
+    call.error = e.what();
+    reply = http::problem(Code::internal_error, "internal error; see the gateway log");
+  }
+  reply->set("X-Request-Id", call.request_id);
+  // Provider replies passed through for unprotected methods carry no code.
+  auto code = reply->header("Gateway-Status").value_or("passthrough");
+  const auto took = std::chrono::steady_clock::now() - started;
+  deps_.metrics.count_reply(call.route, code, took);
+  log_request(call, *reply, took);
+  co_return std::move(*reply);
+}
+
+void App::reload(const Config& config) {
+  auth_.store(std::make_shared<const Authenticator>(config));
+  providers_.replace(config);
+}
+
+void App::log_request(const Call& call, const http::Response& reply, std::chrono::nanoseconds took) const {
+  const std::string code(reply.header("Gateway-Status").value_or("passthrough"));
+  const auto level = request_line_level(call.route, code);
+  auto& logger = Logger::process();
+  if (!request_line_wanted(level, LogConfig{logger.level(), logger.access()})) return;
+  RequestLine line{.request_id = call.request_id,
+                   .trace_id = call.trace.trace_id,
+                   .method = call.request.method,
+                   .route = call.route,
+                   .code = code,
+                   .status = reply.status,
+                   .duration_ms = millis(took),
+                   .db_ms = millis(call.db_time),
+                   .operation = call.operation_id,
+                   .provider = call.provider,
+                   .error = call.error,
+                   .attempt = call.attempt,
+                   .epoch = call.epoch};
+  // The path's tenant and task, when they are labels (never raw bytes).
+  const auto& s = call.target.segments;
+  if (s.size() >= 5 && s[0] == "v1" && s[1] == "tenants" && is_label(s[2]) && is_label(s[4])) {
+    line.tenant = s[2];
+    line.task = s[4];
+  }
+  // Only for a request that was forwarded (a refused admission was not).
+  if (call.upstream_time.count() > 0)
+    line.forwarded = RequestLine::Forwarded{millis(call.upstream_time), call.provider_status, call.span_id};
+  if (call.trace.parent_id) line.parent_span_id = *call.trace.parent_id;
+  logger.write_line(level, request_line(std::chrono::system_clock::now(), level, line));
+}
+
+asio::awaitable<upstream::Result> App::forward(Call& call, const ProviderRoute& provider,
+                                               upstream::Request request) {
+  const auto started = std::chrono::steady_clock::now();
+  auto result = co_await exchange(*deps_.upstream, provider.endpoint, std::move(request));
+  const auto took = std::chrono::steady_clock::now() - started;
+  call.upstream_time += took;
+  if (result.response) call.provider_status = result.response->status;
+  deps_.metrics.observe_upstream(provider.config->name, took);
+  co_return result;
+}
+
+std::optional<http::Response> App::screen(const http::Request& head) {
+  Call call;
+  call.request = head;
+  auto id = head.header("X-Request-Id");
+  call.request_id = id && is_label(*id) ? std::string(*id) : random_hex(12);
+  call.trace = continue_trace(all_headers(head.headers, "traceparent"), all_headers(head.headers, "tracestate"),
+                              random_hex(16));
+  std::optional<http::Response> refusal;
+  std::string_view allow;
+  try {
+    auto target = split_target(head.target);
+    if (!target) throw Rejection(Code::invalid_request, "request target is not a valid origin-form path");
+    call.target = std::move(*target);
+    const auto route = route_for(call.target.segments);
+    if (!route) throw Rejection(Code::not_found, "no such route");
+    call.route = route->name;
+    if (!route->method.empty() && head.method != route->method) {
+      allow = route->method;
+      throw Rejection(Code::method_not_allowed, "use " + std::string(route->method) + " here");
+    }
+    const auto& s = call.target.segments;
+    if (route->name.starts_with("admin")) {
+      require_operator(call);
+    } else if (s.size() >= 5 && s[0] == "v1" && s[1] == "tenants") {
+      require_agent_for(call, task_scope(call).tenant);
+      if (route->name == "proxy") {
+        const auto providers = providers_.current();
+        auto found = providers->routes.find(s[6]);
+        if (found == providers->routes.end()) throw Rejection(Code::not_found, "no provider named '" + s[6] + "'");
+        const ProviderConfig& config = *found->second.config;
+        if (!config.credential_for(s[2]))
+          throw Rejection(Code::forbidden, "provider " + config.name + " has no account for tenant " + s[2]);
+        auto length = head.header("Content-Length");
+        if (length && decimal_integer(*length).value_or(0) > static_cast<std::int64_t>(config.max_request_body_bytes))
+          throw Rejection(Code::payload_too_large, "request body exceeds this provider's " +
+                                                       std::to_string(config.max_request_body_bytes) + " bytes");
+      }
+    }
+  } catch (const Rejection& r) {
+    refusal = http::problem(r.code, r.what());
+  } catch (const std::exception& e) {
+    call.error = e.what();
+    refusal = http::problem(Code::internal_error, "internal error; see the gateway log");
+  }
+  if (refusal) {
+    if (!allow.empty()) refusal->set("Allow", std::string(allow));
+    refusal->set("X-Request-Id", call.request_id);
+    deps_.metrics.count_reply(call.route, refusal->header("Gateway-Status").value_or("refused"),
+                              std::chrono::steady_clock::duration::zero());
+    log_request(call, *refusal, std::chrono::nanoseconds(0));
+  }
+  return refusal;
+}
+
+std::optional<App::Route> App::route_for(const std::vector<std::string>& s) const {
+  const RouteSpec* spec = match_route(s);
+  if (!spec) return std::nullopt;
+  // A gated route does not exist at all without its feature: 404, not 405.
+  if (spec->gate == RouteGate::manual_clock && !deps_.authority.clock().manual()) return std::nullopt;
+  if (spec->gate == RouteGate::providers && !reconciler_) return std::nullopt;
+  Handler handler = nullptr;
+  // No default: a route added to the table without a handler does not compile (-Wswitch).
+  switch (spec->id) {
+    case RouteId::healthz: handler = &App::healthz; break;
+    case RouteId::readyz: handler = &App::readyz; break;
+    case RouteId::metrics: handler = &App::metrics; break;
+    case RouteId::openapi: handler = &App::openapi; break;
+    case RouteId::ui_page:
+    case RouteId::ui_script:
+    case RouteId::ui_style: handler = &App::ui_asset; break;
+    case RouteId::claim: handler = &App::claim; break;
+    case RouteId::renew: handler = &App::renew; break;
+    case RouteId::release: handler = &App::release; break;
+    case RouteId::task: handler = &App::task_view; break;
+    case RouteId::operation: handler = &App::operation_receipt; break;
+    case RouteId::proxy: handler = &App::proxy; break;
+    case RouteId::webhook: handler = &App::webhook; break;
+    case RouteId::admin_held: handler = &App::held_operations; break;
+    case RouteId::admin_rejections: handler = &App::rejections; break;
+    case RouteId::admin_webhooks: handler = &App::unmatched_webhooks; break;
+    case RouteId::admin_rotate_realm: handler = &App::rotate_realm; break;
+    case RouteId::admin_revoke: handler = &App::revoke_task; break;
+    case RouteId::admin_operation: handler = &App::operation_detail; break;
+    case RouteId::admin_resolve: handler = &App::resolve_operation; break;
+    case RouteId::admin_reconcile: handler = &App::reconcile_operation; break;
+    case RouteId::admin_clock: handler = &App::set_clock; break;
+  }
+  return Route{spec->name, spec->method, handler, spec->scope_in_query};
+}
+
+App::Handler App::dispatch(Call& call, std::optional<http::Response>& refused) {
+  const auto route = route_for(call.target.segments);
+  if (!route) {
+    refused = http::problem(Code::not_found, "no such route");
+    return nullptr;
+  }
+  call.route = route->name;
+  if (!route->method.empty() && call.request.method != route->method) {
+    refused = http::problem(Code::method_not_allowed, "use " + std::string(route->method) + " here");
+    refused->set("Allow", std::string(route->method));
+    return nullptr;
+  }
+  if (route->scope_in_query) {
+    // /v1/admin/operation[/action]?tenant=&task=&id= is served as
+    // /v1/admin/operations/{tenant}/{task}/{id}[/action], by the same handler.
+    const auto q = parse_query(call.target.query, {"tenant", "task", "id"});
+    std::vector<std::string> segments{"v1", "admin", "operations"};
+    for (const char* name : {"tenant", "task", "id"}) {
+      auto found = q.find(name);
+      if (found == q.end()) throw Rejection(Code::invalid_request, std::string("query parameter ") + name + " required");
+      segments.push_back(found->second);
+    }
+    if (call.target.segments.size() == 4) segments.push_back(call.target.segments[3]);
+    call.target.segments = std::move(segments);
+    call.target.query = {};
+  }
+  return route->handler;
+}
+
+const Principal& App::require_principal(Call& call) {
+  if (!call.principal) {
+    call.principal = auth_.load()->authenticate(call.request);
+    if (!call.principal)
+      throw Rejection(Code::unauthenticated, "send Authorization: Bearer <token> with a known token");
+  }
+  return *call.principal;
+}
+
+TaskScope App::task_scope(const Call& call) const {
+  const auto& s = call.target.segments;
+  if (!is_label(s[2]))
+    throw Rejection(Code::invalid_request, "tenant in the path must be a label: 1 to 80 printable ASCII characters");
+  if (!is_label(s[4]))
+    throw Rejection(Code::invalid_request, "task in the path must be a label: 1 to 80 printable ASCII characters");
+  return TaskScope{s[2], s[4]};
+}
+
+const Principal& App::require_agent_for(Call& call, const std::string& tenant) {
+  const auto& p = require_principal(call);
+  if (p.kind != Principal::Kind::agent)
+    throw Rejection(Code::forbidden, "this route needs an agent token");
+  if (!p.may_act_for(tenant))
+    throw Rejection(Code::forbidden, "this agent token is not bound to the path's tenant");
+  return p;
+}
+
+const Principal& App::require_operator(Call& call) {
+  const auto& p = require_principal(call);
+  if (p.kind != Principal::Kind::operator_)
+    throw Rejection(Code::forbidden, "this route needs an operator token");
+  return p;
+}
+
+}  // namespace gw

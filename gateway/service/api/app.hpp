@@ -1,0 +1,181 @@
+// The application behind the HTTP server: routing, authentication, and each
+// route as one coroutine that reads top to bottom (validate, decide, forward,
+// record, reply). Validation runs on the connection's I/O thread; every database
+// decision is awaited on a pool worker. Route handlers live in *_routes.cpp.
+#pragma once
+
+#include "config/config.hpp"
+#include "core/trace_context.hpp"
+#include "http/message.hpp"
+#include "service/api/auth.hpp"
+#include "service/db/database.hpp"
+#include "service/ops/metrics.hpp"
+#include "service/api/path.hpp"
+#include "service/proxy/provider_registry.hpp"
+#include "store/authority_store.hpp"
+#include "store/held_store.hpp"
+#include "store/ledger_store.hpp"
+#include "store/operator_store.hpp"
+#include "store/rejection_store.hpp"
+#include "store/webhook_store.hpp"
+#include "service/runtime/reconciler.hpp"
+#include "upstream/client.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+
+namespace gw {
+
+class App {
+ public:
+  struct Deps {
+    const Config& config;
+    Database& database;
+    Pool& pool;  // for its gauges
+    AuthorityStore& authority;
+    LedgerStore& ledger;
+    HeldStore& held;
+    OperatorStore& operators;
+    ResolutionStore& resolutions;
+    RejectionStore& rejections;
+    ReconcileStore& reconcile;
+    WebhookStore& webhooks;
+    Metrics& metrics;
+    upstream::Client* upstream = nullptr;  // null: no providers configured
+  };
+  explicit App(Deps deps);
+
+  // Never throws: every failure becomes a problem reply.
+  asio::awaitable<http::Response> handle(http::Request request);
+
+  // What handle() would refuse from the head alone, before `100 Continue`
+  // invites the body (http::Screen): unknown route, wrong method, missing or
+  // unknown token, wrong kind of token, a tenant the agent is not bound to,
+  // an unknown provider or one with no account for that tenant, and a
+  // declared body over the provider's limit. nullopt: invite the body; the
+  // route still checks everything again.
+  std::optional<http::Response> screen(const http::Request& head);
+
+  // Swaps in the tokens and the providers' credentials and limits of
+  // `config` (SIGHUP, after config/reload.hpp found nothing else changed):
+  // requests that already authenticated keep their principal, and requests
+  // already past their provider lookup keep their provider settings; the
+  // next ones see the new ones.
+  void reload(const Config& config);
+
+  // The provider-lookup loop, run by the runtime on its duties strand.
+  Reconciler& reconciler() { return *reconciler_; }
+
+  // Outcome records still being retried (their agents may have been answered).
+  std::size_t pending_outcomes() const;
+  // Called each time pending_outcomes() drops to 0 (on the thread that
+  // settled the last one): what a drain waits for. Set before serving.
+  void on_outcomes_settled(std::function<void()> callback) { outcomes_settled_ = std::move(callback); }
+  // Stops retrying outcome records: what is not recorded by now is left in
+  // flight, for the sweep. Each one is logged with the reply it would record.
+  void stop();
+
+  // One request in progress.
+  struct Call {
+    http::Request request;
+    SplitTarget target;
+    std::string route = "unmatched";
+    std::string request_id;
+    std::shared_ptr<const Principal> principal;
+    TraceContext trace;
+    // What the route learned, for the request's log line (service/ops/request_log.hpp).
+    // Never a token, a secret, a credential or a body.
+    std::string operation_id, provider;
+    std::optional<std::int64_t> epoch;
+    std::optional<int> attempt;
+    std::optional<unsigned> provider_status;
+    std::string span_id;  // the gateway's span, sent to the provider as parent-id
+    std::chrono::nanoseconds upstream_time{0}, db_time{0};
+    std::string error;  // why an authority_unavailable or internal_error, for the log only
+  };
+  using Reply = asio::awaitable<http::Response>;
+
+  struct PendingOutcome;
+
+ private:
+  using Handler = Reply (App::*)(Call&);
+  // The handler of the request's route, with call.route set; or null, with
+  // the refusal (no such route, or another method) in `refused`. Not a
+  // coroutine: the handler's own is the only frame a request adds here.
+  Handler dispatch(Call& call, std::optional<http::Response>& refused);
+  struct Route {
+    std::string_view name;
+    std::string_view method;  // empty: any
+    Handler handler;
+    bool scope_in_query = false;  // RouteSpec::scope_in_query
+  };
+  // The route of service/api/route_table.hpp for these segments, with its handler;
+  // nullopt also for a gated route this gateway does not serve.
+  std::optional<Route> route_for(const std::vector<std::string>& segments) const;
+
+  // The database, with the time spent added to the call's db_time.
+  TimedDatabase db(Call& call) { return TimedDatabase(deps_.database, call.db_time); }
+  // One forward to a provider: timed for the log and the metrics.
+  asio::awaitable<upstream::Result> forward(Call& call, const ProviderRoute& provider, upstream::Request request);
+  // The request's log line, when the config and its level want it.
+  void log_request(const Call& call, const http::Response& reply, std::chrono::nanoseconds took) const;
+
+  const Principal& require_principal(Call& call);
+  const Principal& require_agent_for(Call& call, const std::string& tenant);
+  const Principal& require_operator(Call& call);
+  TaskScope task_scope(const Call& call) const;
+
+  // ownership_routes.cpp
+  Reply claim(Call& call);
+  Reply renew(Call& call);
+  Reply release(Call& call);
+  Reply task_view(Call& call);
+  // service_routes.cpp
+  Reply healthz(Call& call);
+  Reply readyz(Call& call);
+  Reply metrics(Call& call);
+  Reply openapi(Call& call);
+  Reply set_clock(Call& call);
+  // ui_routes.cpp: the operator page's files, by call.route
+  Reply ui_asset(Call& call);
+  // admin_routes.cpp
+  Reply held_operations(Call& call);
+  // operator_routes.cpp
+  Reply operation_detail(Call& call);
+  Reply resolve_operation(Call& call);
+  Reply reconcile_operation(Call& call);
+  Reply revoke_task(Call& call);
+  Reply rotate_realm(Call& call);
+  Reply rejections(Call& call);
+  Reply unmatched_webhooks(Call& call);
+  // webhook_routes.cpp
+  Reply webhook(Call& call);
+  // proxy_routes.cpp
+  Reply proxy(Call& call);
+  Reply operation_receipt(Call& call);
+  // A protected attempt refused before its admission, into the rejection audit.
+  asio::awaitable<void> audit_refusal(const RejectionRecord& refusal);
+  // A provider's reply withheld for revealing a credential (service/proxy/reply_screen.hpp): counted and logged.
+  void reply_withheld(const Call& call, const std::string& provider, unsigned status);
+  // proxy/outcome_retry.cpp
+  Reply record(Call& call, const ProviderConfig& provider, const AdmissionRequest& admission,
+               const AdmissionResult& admitted, upstream::Result result);
+  asio::awaitable<void> keep_recording(std::shared_ptr<PendingOutcome> pending);
+
+  Deps deps_;
+  // Replaced whole on reload; each request reads the one current at its start.
+  std::atomic<std::shared_ptr<const Authenticator>> auth_;
+  LiveProviders providers_;
+  std::unique_ptr<Reconciler> reconciler_;
+
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex pending_mutex_;
+  std::function<void()> outcomes_settled_;
+  std::set<std::shared_ptr<PendingOutcome>> pending_;
+};
+
+}  // namespace gw

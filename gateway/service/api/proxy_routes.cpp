@@ -1,0 +1,262 @@
+// Protected mutations through the reverse proxy (SPEC section 3), top to
+// bottom: validate -> admission transaction (the linearization point) ->
+// forward -> outcome record -> reply. Unprotected methods are forwarded with
+// agent authentication only. The outcome record itself is proxy/outcome_retry.cpp.
+#include "core/digest.hpp"
+#include "core/fingerprint.hpp"
+#include "core/labels.hpp"
+#include "core/methods.hpp"
+#include "core/outcome.hpp"
+#include "core/provider_path.hpp"
+#include "core/trace_context.hpp"
+#include "http/problem.hpp"
+#include "service/api/app.hpp"
+#include "service/ops/event_log.hpp"
+#include "service/proxy/forwarding.hpp"
+#include "service/api/json_body.hpp"
+#include "service/api/operation_view.hpp"
+#include "service/proxy/outcome_reply.hpp"
+#include "service/api/refusal.hpp"
+#include "service/api/rejection.hpp"
+#include "service/proxy/reply_screen.hpp"
+#include "upstream/client.hpp"
+
+namespace gw {
+namespace {
+
+http::Response provider_reply(unsigned status, http::Fields headers, std::string body) {
+  http::Response r;
+  r.status = status;
+  r.headers = std::move(headers);
+  r.body = std::move(body);
+  return r;
+}
+
+// A recorded provider reply, replayed byte for byte.
+http::Response replay(const StoredOperation& op) {
+  const auto& rec = *op.response;
+  auto r = provider_reply(rec.status, headers_from_json(rec.headers_json), rec.body);
+  r.set("Gateway-Status", "historical_retry");
+  r.set("Idempotent-Replayed", "true");
+  if (op.committed_version) r.set("Committed-Version", std::to_string(*op.committed_version));
+  return r;
+}
+
+// An unprotected request's reply: the provider's, less what must not cross,
+// or withheld whole when it reveals a credential (service/proxy/reply_screen.hpp).
+http::Response passthrough(upstream::Result result, const ProviderConfig& config, bool head, bool& withheld) {
+  if (!result.response) {
+    // Unfenced, so nothing is recorded or held either way; the agent is told
+    // whether its request may have reached the provider.
+    std::string detail = "provider " + config.name + " did not answer: " + std::string(upstream::to_string(result.failure));
+    detail += result.request_bytes_sent ? "; the request was sent and may have been processed"
+                                        : "; nothing was sent";
+    return http::problem(Code::provider_unavailable, std::move(detail));
+  }
+  auto& r = *result.response;
+  std::optional<std::string> length;  // read before the filter drops it
+  if (head)
+    if (auto l = http::find_header(r.headers, "Content-Length")) length = std::string(*l);
+  auto screened = screen_reply(r.status, std::move(r.headers), std::move(r.body), config);
+  withheld = screened.withheld;
+  auto reply = provider_reply(r.status, std::move(screened.reply.headers), std::move(screened.reply.body));
+  if (!withheld) reply.content_length_override = std::move(length);  // a withheld body is the gateway's own
+  return reply;
+}
+
+// The headers a protected method needs, read in SPEC order; each refusal
+// names its header. What was read before a refusal goes into the audit row.
+struct ProtectedHeaders {
+  GrantToken token;
+  std::string key;
+  std::int64_t expected_version = 0;
+};
+
+ProtectedHeaders read_protected(const http::Request& rq, RejectionRecord& audit) {
+  auto grant = rq.header("Fence-Grant");
+  if (!grant) throw Rejection(Code::invalid_grant, "Fence-Grant header required for " + rq.method);
+  auto token = parse_grant_token(*grant, "Fence-Grant");
+  audit.presented = token.identity;
+  auto key = rq.header("Idempotency-Key");
+  if (!key) throw Rejection(Code::missing_idempotency_key, "Idempotency-Key header required for " + rq.method);
+  if (!is_label(*key))
+    throw Rejection(Code::invalid_request, "Idempotency-Key must be a label: 1 to 80 printable ASCII characters");
+  audit.operation_id = std::string(*key);
+  auto version = rq.header("Expected-Version");
+  if (!version) throw Rejection(Code::missing_expected_version, "Expected-Version header required for " + rq.method);
+  const auto expected_version = decimal_integer(*version);
+  if (!expected_version) throw Rejection(Code::invalid_request, "Expected-Version must be an integer from 0 to 2^63-1");
+  return {std::move(token), std::string(*key), *expected_version};
+}
+
+}  // namespace
+
+asio::awaitable<void> App::audit_refusal(const RejectionRecord& refusal) {
+  try {
+    co_await deps_.database.once([&](Session& s) {
+      deps_.rejections.record(s, refusal);
+      return true;
+    });
+  } catch (const std::exception&) {
+    // The agent still gets its refusal; the audit misses this one row.
+    deps_.metrics.count_event("rejection_unrecorded");
+  }
+}
+
+void App::reply_withheld(const Call& call, const std::string& provider, unsigned status) {
+  // One line per withheld reply, naming the provider, never the credential.
+  deps_.metrics.count_event("provider_reply_withheld");
+  log_event(LogLevel::warn, "provider_reply_withheld",
+            {{"request_id", call.request_id}, {"provider", provider}, {"provider_status", status},
+             {"reason", "the reply contained a provider credential"}});
+}
+
+App::Reply App::proxy(Call& call) {
+  require_principal(call);
+  const auto scope = task_scope(call);
+  require_agent_for(call, scope.tenant);
+  const auto& segments = call.target.segments;
+  if (!is_label(segments[6])) throw Rejection(Code::invalid_request, "provider in the path must be a label");
+  // One snapshot of the provider's settings (credential, limits) from here to
+  // the outcome, whatever a reload swaps in meanwhile.
+  const auto providers = providers_.current();
+  auto found = providers->routes.find(segments[6]);
+  if (found == providers->routes.end()) throw Rejection(Code::not_found, "no provider named '" + segments[6] + "'");
+  const ProviderRoute& provider = found->second;
+  const ProviderConfig& config = *provider.config;
+  // The tenant's own account at the provider, for every method: a read is
+  // another tenant's data too.
+  const std::string* credential = config.credential_for(scope.tenant);
+  if (!credential)
+    throw Rejection(Code::forbidden, "provider " + config.name + " has no account for tenant " + scope.tenant);
+  const auto& rq = call.request;
+  if (rq.body.size() > config.max_request_body_bytes)
+    throw Rejection(Code::payload_too_large, "request body exceeds this provider's " +
+                                                 std::to_string(config.max_request_body_bytes) + " bytes");
+
+  const auto [rest, query] = split_provider_target(rq.target);
+  // Whatever the method: a read that climbs out of the base path is as bad.
+  if (auto why = provider_path_problem(rest, config.allowed_path_forms)) throw Rejection(Code::invalid_request, *why);
+  ForwardContext context{call.request_id, rq.remote,
+                         rq.header("Host") ? std::optional<std::string>(*rq.header("Host")) : std::nullopt};
+  // The forward is the gateway's span in the caller's trace (or a new one).
+  call.provider = config.name;
+  call.span_id = random_hex(8);
+  if (call.span_id == "0000000000000000") call.span_id.back() = '1';  // all-zero is invalid
+  context.traceparent = format_traceparent(call.trace, call.span_id);
+  context.tracestate = call.trace.tracestate;
+  // The body joins the request at the forward, moved: nothing reads it after
+  // the fingerprint, and it may be a megabyte.
+  upstream::Request upstream{rq.method, upstream_target(config, rest, query), {}, {}};
+  // Pooled connections are never shared between tenants (upstream::Request::partition).
+  upstream.partition = scope.tenant;
+
+  const auto rule = method_rule(rq.method, config.unfenced_methods);
+  if (rule == MethodRule::refused)
+    throw Rejection(Code::method_not_allowed, rq.method + " is never forwarded to a provider");
+  if (rule == MethodRule::unfenced) {
+    upstream.headers = upstream_headers(rq.headers, config, *credential, context, std::nullopt);
+    upstream.body = std::move(call.request.body);
+    // A read the caller asked for is safe to send again; an unfenced method
+    // that is not one (configured) is not.
+    upstream.resend_if_stale = rq.method == "GET" || rq.method == "HEAD";
+    auto result = co_await forward(call, provider, std::move(upstream));
+    bool withheld = false;
+    auto reply = passthrough(std::move(result), config, rq.method == "HEAD", withheld);
+    if (withheld) reply_withheld(call, config.name, reply.status);
+    co_return reply;
+  }
+
+  // Validate everything before the authority is asked anything. A refusal
+  // here is audited like the admission's own (an authenticated agent's
+  // protected attempt), then answered.
+  RejectionRecord audit;
+  audit.scope = scope;
+  audit.method = rq.method;
+  audit.provider = config.name;
+  audit.target = upstream.target;
+  audit.request_id = call.request_id;
+  std::optional<ProtectedHeaders> read;
+  std::optional<Rejection> refused;
+  try {
+    read = read_protected(rq, audit);
+  } catch (const Rejection& r) {
+    refused = r;
+  }
+  if (refused) {
+    audit.code = refused->code;
+    co_await audit_refusal(audit);
+    throw *refused;
+  }
+  const auto& [token, key, expected_version] = *read;
+  call.operation_id = key;
+  call.epoch = token.identity.epoch;
+
+  AdmissionRequest admission{
+      scope,
+      token,
+      key,
+      payload_fingerprint({rq.method, config.name, std::string(rest) + std::string(query), expected_version, rq.body}),
+      rq.method,
+      config.name,
+      upstream.target,
+      expected_version,
+      (config.forward_budget() + deps_.config.recovery.forward_margin).count()};
+  admission.request_id = call.request_id;  // the rejection audit names the request
+  const auto asked = std::chrono::steady_clock::now();
+  auto admitted = co_await db(call).decide_direct(
+      [&] { return deps_.ledger.new_admission(admission); },
+      [&](Session& s, bool new_tried) { return deps_.ledger.admit(s, admission, new_tried); },
+      [&](pqxx::dbtransaction& tx) { return deps_.ledger.admit(tx, admission); });
+  deps_.metrics.observe_decision("admission", std::chrono::steady_clock::now() - asked);
+  switch (admitted.decision.action) {
+    case Admission::reject:
+      co_return refusal(admitted.decision.code);
+    case Admission::replay:
+      co_return replay(*admitted.recorded);
+    case Admission::admit_new:
+    case Admission::readmit:
+      break;
+  }
+
+  // Committed: from here on the request may be sent, and only now.
+  call.attempt = admitted.attempt;
+  const auto& id = token.identity;
+  FenceHeaders fence{admitted.upstream_key, admitted.realm, id.epoch, id.owner};
+  upstream.headers = upstream_headers(rq.headers, config, *credential, context, fence);
+  upstream.body = std::move(call.request.body);
+  auto result = co_await forward(call, provider, std::move(upstream));
+  co_return co_await record(call, config, admission, admitted, std::move(result));
+}
+
+App::Reply App::operation_receipt(Call& call) {
+  require_principal(call);
+  const auto scope = task_scope(call);
+  require_agent_for(call, scope.tenant);
+  const auto& id = call.target.segments[6];
+  if (!is_label(id)) throw Rejection(Code::invalid_request, "operation id must be a label");
+  auto grant = call.request.header("Fence-Grant");
+  if (!grant) throw Rejection(Code::invalid_grant, "Fence-Grant header required");
+  const auto token = parse_grant_token(*grant, "Fence-Grant");
+  call.operation_id = id;
+  auto r = co_await db(call).decide([&](Session& s) { return deps_.ledger.receipt(s, scope, token, id); });
+  if (r.code == Code::not_found) co_return http::problem(Code::not_found, "no operation with this id on this task");
+  if (r.code != Code::ok) co_return refusal(r.code);
+  const auto& op = *r.operation;
+  nlohmann::json receipt{{"id", id},
+                         {"state", name(op.state)},
+                         {"attempts", op.attempts},
+                         {"method", op.method},
+                         {"provider", op.provider},
+                         {"target", op.target},
+                         {"expected_version", op.expected_version},
+                         {"committed_version", op.committed_version ? nlohmann::json(*op.committed_version) : nullptr}};
+  if (op.response)
+    receipt["response"] = {{"status", op.response->status},
+                           {"sha256", op.response->body_sha256},
+                           {"length", op.response->body_length}};
+  receipt["resolution"] = resolution_view(op.resolution);
+  co_return http::json_reply(Code::ok, {{"operation", receipt}});
+}
+
+}  // namespace gw

@@ -1,0 +1,208 @@
+#include "service/proxy/forwarding.hpp"
+
+#include "core/base64url.hpp"
+#include "core/http_syntax.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+
+namespace gw {
+namespace {
+
+using http::iequals;
+
+constexpr std::array<std::string_view, 11> hop_by_hop{
+    "Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Proxy-Connection", "TE",
+    "Trailer",    "Transfer-Encoding", "Upgrade", "Content-Length", "Expect"};
+
+// traceparent and tracestate: the gateway sends its own (ForwardContext), a
+// span of its own under the caller's trace.
+constexpr std::array<std::string_view, 13> gateway_headers{
+    "Authorization", "Fence-Grant", "Fence-Realm", "Fence-Epoch", "Fence-Owner", "Idempotency-Key",
+    "Expected-Version", "X-Request-Id", "Forwarded", "Host", "Idempotent-Replayed", "traceparent", "tracestate"};
+
+bool in(std::string_view name, auto const& names) {
+  return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return iequals(n, name); });
+}
+
+// Towards the provider, names are compared as a server behind us may fold
+// them ('_' as '-'): an agent's `Fence_Epoch` is dropped like `Fence-Epoch`.
+bool in_folded(std::string_view name, auto const& names) {
+  return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return same_field_name(n, name); });
+}
+
+// The header names that the list's Connection headers name: hop-by-hop too.
+// Collected once per list (none, nearly always), not once per header.
+std::vector<std::string_view> connection_named(const http::Fields& headers) {
+  std::vector<std::string_view> names;
+  for (const auto& [k, v] : headers) {
+    if (!iequals(k, "Connection")) continue;
+    std::string_view rest = v;
+    while (!rest.empty()) {
+      auto comma = rest.find(',');
+      auto token = rest.substr(0, comma);
+      while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
+      while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+      if (!token.empty()) names.push_back(token);
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
+  return names;
+}
+
+bool prefixed(std::string_view name, std::string_view prefix) {
+  return name.size() >= prefix.size() && iequals(name.substr(0, prefix.size()), prefix);
+}
+
+// RFC 7239 wants IPv6 addresses quoted and bracketed.
+std::string forwarded_for(const std::string& remote) {
+  if (remote.find(':') != std::string::npos) return "\"[" + remote + "]\"";
+  return remote.empty() ? "unknown" : remote;
+}
+
+}  // namespace
+
+http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p, const std::string& credential,
+                              const ForwardContext& context, const std::optional<FenceHeaders>& fence) {
+  http::Fields out;
+  out.reserve(agent.size() + 9);  // the agent's, less the dropped, plus at most nine of ours
+  const auto hop_named = connection_named(agent);
+  for (const auto& [k, v] : agent) {
+    if (in_folded(k, hop_by_hop) || in_folded(k, gateway_headers) || in_folded(k, hop_named)) continue;
+    if (field_name_has_prefix(k, "Gateway-") || field_name_has_prefix(k, "Fence-") ||
+        field_name_has_prefix(k, "X-Forwarded-"))
+      continue;
+    if (in_folded(k, std::array<std::string_view, 5>{p.credential_header, p.idempotency_header, p.fence_realm_header,
+                                                     p.fence_epoch_header, p.fence_owner_header}))
+      continue;
+    out.emplace_back(k, v);
+  }
+  out.emplace_back(p.credential_header, p.credential_prefix + credential);
+  if (fence) {
+    out.emplace_back(p.idempotency_header, fence->upstream_key);
+    out.emplace_back(p.fence_realm_header, fence->realm);
+    out.emplace_back(p.fence_epoch_header, std::to_string(fence->epoch));
+    out.emplace_back(p.fence_owner_header, fence->owner);
+  }
+  out.emplace_back("X-Request-Id", context.request_id);
+  if (context.traceparent) {
+    out.emplace_back("traceparent", *context.traceparent);
+    if (context.tracestate) out.emplace_back("tracestate", *context.tracestate);
+  }
+  std::string forwarded = "for=" + forwarded_for(context.remote) + ";proto=http";
+  if (context.host && !context.host->empty() &&
+      context.host->find_first_of("\";,") == std::string::npos)
+    forwarded += ";host=\"" + *context.host + "\"";
+  out.emplace_back("Forwarded", std::move(forwarded));
+  return out;
+}
+
+http::Fields reply_headers(http::Fields provider_headers, const ProviderConfig&) {
+  // Filtered in place: the kept fields are moved, never copied. The names
+  // Connection lists are copied first, since the filter moves the list.
+  std::vector<std::string> hop_named;
+  for (auto name : connection_named(provider_headers)) hop_named.emplace_back(name);
+  std::erase_if(provider_headers, [&](const http::Fields::value_type& field) {
+    const auto& [k, v] = field;
+    if (in(k, hop_by_hop) || in(k, hop_named)) return true;
+    if (iequals(k, "Set-Cookie") || iequals(k, "Date")) return true;
+    // The gateway's own reply headers: a provider must not be able to make
+    // a pass-through or a rejection look committed or replayed.
+    return prefixed(k, "Gateway-") || iequals(k, "Committed-Version") || iequals(k, "Idempotent-Replayed");
+  });
+  return provider_headers;
+}
+
+std::string upstream_target(const ProviderConfig& p, std::string_view rest, std::string_view query) {
+  std::string target = p.base_path;
+  target += rest.empty() ? std::string_view("/") : rest;
+  target += query;
+  return target;
+}
+
+ProviderTarget split_provider_target(std::string_view target) {
+  ProviderTarget out;
+  auto q = target.find('?');
+  if (q != std::string_view::npos) out.query = target.substr(q);
+  auto path = target.substr(0, q);
+  // Skip "/v1/tenants/{t}/tasks/{k}/providers/{p}": seven segments.
+  std::size_t at = 0;
+  for (int segment = 0; segment < 7 && at != std::string_view::npos; ++segment) at = path.find('/', at + 1);
+  if (at != std::string_view::npos) out.rest = path.substr(at);
+  return out;
+}
+
+// Every recorded outcome stores its reply's headers this way, so the JSON is
+// written directly (a DOM and its serializer were a twentieth of a protected
+// request). Only a string of tab and printable ASCII is written as a JSON
+// string here; the rest is base64, so escaping needs only three cases.
+namespace {
+
+bool plain_text(std::string_view v) {
+  return std::ranges::all_of(v, [](unsigned char c) { return c == '\t' || (c >= 0x20 && c <= 0x7e); });
+}
+
+void append_json_string(std::string& out, std::string_view plain) {
+  out += '"';
+  for (char c : plain) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\t') {
+      out += "\\t";
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+}  // namespace
+
+std::string headers_to_json(const http::Fields& headers) {
+  std::size_t size = 2;
+  for (const auto& [name, value] : headers) size += name.size() + value.size() + 8;
+  std::string out;
+  out.reserve(size);
+  out += '[';
+  for (const auto& [name, value] : headers) {
+    // Names are HTTP tokens by now (both parsers check); a header whose name
+    // is not is left out rather than recorded in a form no parser gave.
+    if (!plain_text(name)) continue;
+    if (out.size() > 1) out += ',';
+    out += '[';
+    append_json_string(out, name);
+    out += ',';
+    if (plain_text(value)) {
+      append_json_string(out, value);
+    } else {
+      out += R"({"base64":")";
+      out += base64_encode(value);
+      out += R"("})";
+    }
+    out += ']';
+  }
+  out += ']';
+  return out;
+}
+
+http::Fields headers_from_json(std::string_view text) {
+  http::Fields out;
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const auto& pair : j) {
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string()) continue;
+    if (pair[1].is_string()) {
+      out.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
+    } else if (pair[1].is_object() && pair[1].contains("base64") && pair[1]["base64"].is_string()) {
+      if (auto bytes = base64_decode(pair[1]["base64"].get<std::string>()))
+        out.emplace_back(pair[0].get<std::string>(), std::move(*bytes));
+    }
+  }
+  return out;
+}
+
+}  // namespace gw

@@ -1,0 +1,73 @@
+#include "service/proxy/outcome_reply.hpp"
+
+#include "http/problem.hpp"
+
+#include <utility>
+
+namespace gw {
+namespace {
+
+http::Response passed_through(ProviderReply reply, const char* gateway_status) {
+  http::Response r;
+  r.status = reply.status;
+  r.headers = std::move(reply.headers);
+  r.body = std::move(reply.body);
+  r.set("Gateway-Status", gateway_status);
+  return r;
+}
+
+}  // namespace
+
+http::Response outcome_reply(OperationState state, std::optional<ProviderReply> reply,
+                             const RecordedAttempt& attempt) {
+  // Settled by another path (our own commit that was in doubt, or a sweep):
+  // the ledger has the answer, and an exact retry reads it.
+  if (!attempt.recorded)
+    return http::problem(Code::unknown_outcome,
+                         "this attempt's outcome was settled elsewhere; retry with the same "
+                         "Idempotency-Key to read the recorded result");
+  // Only the task's current owner may see the result (rules 2-6 at reply time).
+  if (attempt.reply_gate != Code::ok)
+    return http::problem(attempt.reply_gate,
+                         "the outcome was recorded, but this grant is no longer the task's current one; "
+                         "the current owner can retrieve it with an exact retry");
+  switch (state) {
+    case OperationState::succeeded:
+      if (reply) {
+        auto r = passed_through(std::move(*reply), "committed");
+        r.set("Committed-Version", std::to_string(attempt.version));
+        return r;
+      }
+      break;
+    case OperationState::rejected:
+      if (reply) return passed_through(std::move(*reply), "rejected_by_provider");
+      break;
+    case OperationState::not_executed: {
+      nlohmann::json extra = nlohmann::json::object();
+      std::optional<std::string> retry_after;
+      if (reply) {
+        extra["provider_status"] = reply->status;
+        if (auto v = http::find_header(reply->headers, "Retry-After")) retry_after = std::string(*v);
+      }
+      auto r = http::problem(Code::provider_unavailable,
+                             "the provider did not execute the request; retry with the same Idempotency-Key", extra);
+      if (retry_after) r.set("Retry-After", *retry_after);
+      return r;
+    }
+    case OperationState::in_flight:
+    case OperationState::unknown:
+      break;
+  }
+  // Unknown, or a definite state without the reply that proves it: never guess.
+  return http::problem(Code::unknown_outcome,
+                       "the provider's outcome is unknown; the operation is held for reconciliation "
+                       "and will not be resent");
+}
+
+http::Response unrecorded_outcome_reply() {
+  return http::problem(Code::unknown_outcome,
+                       "the request was forwarded but its outcome could not be recorded; the operation "
+                       "is held for reconciliation and will not be resent");
+}
+
+}  // namespace gw
