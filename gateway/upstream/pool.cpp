@@ -139,7 +139,7 @@ void pool::start(const std::shared_ptr<call>& c) {
   // Every reuse is checked, a read that may be resent too: the resend covers
   // a close, but bytes waiting on the connection would be read as its reply.
   if (auto conn = take_idle(*c->on, c->partition)) return run(c, std::move(conn), true);
-  if (auto oldest = take_oldest_idle_over_limit()) oldest->close();
+  if (auto oldest = take_oldest_idle_over_limit(c->partition)) oldest->close();
   auto conn = std::make_shared<connection>(c->on->get_executor(), tls_context_);
   conn->connect(c->endpoint, [self = shared_from_this(), c, conn](Failure failure, std::string detail) {
     if (failure != Failure::none) return self->finish(c, unsent(failure, std::move(detail)), nullptr);
@@ -233,26 +233,27 @@ std::shared_ptr<connection> pool::take_idle(net::io_context& io, const std::stri
   }
 }
 
-std::shared_ptr<connection> pool::take_oldest_idle_over_limit() {
-  // max_connections bounds the provider's sockets, idle ones included: with
-  // idle connections kept per partition, a new one for another partition
-  // would otherwise open one more. The oldest idle one (of any partition or
-  // io_context) makes room; closing an idle socket from this thread is safe,
-  // as in sweep(). Runs once per new connection, never per reuse.
+std::shared_ptr<connection> pool::take_oldest_idle_over_limit(const std::string& partition) {
+  // max_connections bounds the provider's sockets, other tenants' idle ones
+  // included: with idle connections kept per tenant, each tenant's would
+  // otherwise add up to the limit again. The oldest idle one of another
+  // tenant makes room; closing an idle socket from this thread is safe, as
+  // in sweep(). The caller's own tenant's idle connections on other
+  // io_contexts are not closed for it: under a queue every freed slot would
+  // then close one and open one (they are at most one per io_context and
+  // slot, and the sweep retires them). Runs once per new connection, never
+  // per reuse.
   std::lock_guard lock(mutex_);
-  std::size_t idle = 0;
-  idle_connection* oldest = nullptr;
-  std::deque<idle_connection>* from = nullptr;
+  std::size_t others_idle = 0;
+  idle_list* from = nullptr;
   for (auto& list : idle_) {
-    idle += list.entries.size();
-    if (!list.entries.empty() && (!oldest || list.entries.front().since < oldest->since)) {
-      oldest = &list.entries.front();
-      from = &list.entries;
-    }
+    if (list.partition == partition) continue;
+    others_idle += list.entries.size();
+    if (!list.entries.empty() && (!from || list.entries.front().since < from->entries.front().since)) from = &list;
   }
-  if (busy_ + idle <= max_connections_ || !from) return nullptr;  // busy_ counts this call
-  auto conn = std::move(oldest->conn);
-  from->pop_front();
+  if (busy_ + others_idle <= max_connections_ || !from) return nullptr;  // busy_ counts this call
+  auto conn = std::move(from->entries.front().conn);
+  from->entries.pop_front();
   return conn;
 }
 

@@ -1,5 +1,6 @@
 // One endpoint's connection pool: at most max_connections exchanges at a
-// time (and sockets: a new one closes the oldest idle one past it), a FIFO queue of at most max_queued with a deadline for the rest, idle
+// time (and sockets: a new one closes the oldest idle one of another partition
+// past it), a FIFO queue of at most max_queued with a deadline for the rest, idle
 // keep-alive connections checked before reuse (any unread byte, even for a
 // read that may be resent, retires one) and retired after idle_retire.
 //
@@ -94,9 +95,9 @@ class pool : public std::enable_shared_from_this<pool> {
   std::vector<std::shared_ptr<call>> take_waiters_locked();
   void start_elsewhere(std::vector<std::shared_ptr<call>> calls);
   std::shared_ptr<connection> take_idle(net::io_context& io, const std::string& partition);
-  // Before opening a connection: an idle one to close when busy + idle would
-  // pass max_connections, else null.
-  std::shared_ptr<connection> take_oldest_idle_over_limit();
+  // Before opening a connection for `partition`: another partition's idle one
+  // to close when busy + their idle ones would pass max_connections, else null.
+  std::shared_ptr<connection> take_oldest_idle_over_limit(const std::string& partition);
   std::deque<idle_connection>& idle_locked(net::io_context& io, const std::string& partition);
   void schedule_sweep();  // on home_
   void sweep();

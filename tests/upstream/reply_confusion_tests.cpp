@@ -202,7 +202,7 @@ TEST_CASE("idle connections are reused only within their partition") {
   CHECK(server.connections() == 3);  // one per partition
 }
 
-TEST_CASE("max_connections counts idle connections of every partition: one is closed to open another") {
+TEST_CASE("max_connections counts other partitions' idle connections: one is closed to open another") {
   test_server server([](session& s) {
     while (auto request = s.read_request()) s.write(tagged_reply(tag_of(*request)));
   });
