@@ -348,8 +348,15 @@ std::uint16_t Runtime::start() {
       App::Deps{m.config, *m.database, *m.pool, m.authority, m.ledger, m.held, m.operators, m.resolutions,
                 m.rejections, m.reconcile, m.webhooks, m.metrics, m.upstream.get()});
   const auto& h = m.config.http;
-  http::ServerLimits limits{h.max_header_bytes, h.max_body_bytes, h.read_timeout, h.idle_timeout,
-                            h.header_timeout,   h.read_timeout,   h.max_connections};
+  const http::ServerLimits limits{.max_header_bytes = h.max_header_bytes,
+                                  .max_body_bytes = h.max_body_bytes,
+                                  .read_timeout = h.read_timeout,
+                                  .idle_timeout = h.idle_timeout,
+                                  .header_timeout = h.header_timeout,
+                                  // No setting of its own: read_timeout_ms bounds each reply's
+                                  // write too (docs/configuration.md).
+                                  .write_timeout = h.read_timeout,
+                                  .max_connections = h.max_connections};
   std::vector<asio::io_context*> ios;
   for (auto& io : m.ios) ios.push_back(io.get());
   m.direct = std::make_unique<DirectLanes>(ios, *m.pool, m.session_options(), d.direct_connections, d.call_timeout);
