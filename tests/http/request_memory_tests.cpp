@@ -10,9 +10,7 @@
 
 #include <doctest/doctest.h>
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -88,13 +86,7 @@ std::vector<Outcome> flood(std::uint16_t port, std::size_t connections, const Sc
   std::vector<Outcome> out(connections);
   const std::size_t total = script.head.size() + script.budget + script.tail.size();
   for (std::size_t i = 0; i < connections; ++i) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    const int fd = connect_loopback(port);
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     fds.push_back(fd);
   }

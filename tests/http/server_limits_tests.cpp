@@ -4,13 +4,12 @@
 // `100 Continue` only for a head the screen lets through.
 #include "http/server.hpp"
 #include "support/eventually.hpp"
+#include "support/process.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <doctest/doctest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -33,14 +32,7 @@ namespace {
 // A plain blocking TCP connection to 127.0.0.1, with poll() for deadlines.
 class Conn {
  public:
-  explicit Conn(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    REQUIRE(fd_ >= 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  }
+  explicit Conn(std::uint16_t port) : fd_(connect_loopback(port)) {}
   ~Conn() { close(); }
   Conn(const Conn&) = delete;
   Conn& operator=(const Conn&) = delete;

@@ -239,6 +239,16 @@ void check_withheld(const RawSeen& seen, unsigned status) {
   CHECK(seen.body.find("booking_id") == std::string::npos);
 }
 
+// The clock at 0, task-a claimed by agent A, and a booking under key op-1.
+Write booking_on_task_a(Gateway& g) {
+  g.set_clock(0);
+  Write w;
+  w.grant = grant_token(g.claim("tenant-a", "task-a", "region-a", 60000));
+  w.key = "op-1";
+  w.body = booking_body("slot-1");
+  return w;
+}
+
 // The whole finding for one echo form.
 void check_echo_form(const std::string& form) {
   CAPTURE(form);
@@ -247,11 +257,7 @@ void check_echo_form(const std::string& form) {
   auto& g = rig.gateway;
   cred_set_echo(provider, {form});
   provider_really_echoes(provider);
-  g.set_clock(0);
-  Write w;
-  w.grant = grant_token(g.claim("tenant-a", "task-a", "region-a", 60000));
-  w.key = "op-1";
-  w.body = booking_body("slot-1");
+  const Write w = booking_on_task_a(g);
 
   // A protected write: the provider acted, the outcome counts, the reply is withheld.
   const auto first = raw_request(g, w);
@@ -314,11 +320,7 @@ TEST_CASE("credentials: a reply to one tenant revealing another tenant's credent
   std::string upper = provider_credential_b;
   for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   rig.provider.set_reply_headers({{"X-Debug-Other-Account", upper}});
-  g.set_clock(0);
-  Write w;
-  w.grant = grant_token(g.claim("tenant-a", "task-a", "region-a", 60000));
-  w.key = "op-1";
-  w.body = booking_body("slot-1");
+  const Write w = booking_on_task_a(g);
   const auto first = raw_request(g, w);
   check_withheld(first, 201);
   CHECK(first.header("Committed-Version") == "1");
@@ -329,11 +331,7 @@ TEST_CASE("credentials: a reply to one tenant revealing another tenant's credent
 TEST_CASE("credentials: a clean reply passes through unchanged, with no withheld marker") {
   ProxyRig rig;
   auto& g = rig.gateway;
-  g.set_clock(0);
-  Write w;
-  w.grant = grant_token(g.claim("tenant-a", "task-a", "region-a", 60000));
-  w.key = "op-1";
-  w.body = booking_body("slot-1");
+  const Write w = booking_on_task_a(g);
   const auto first = raw_request(g, w);
   CHECK(first.status == 201);
   CHECK(first.header("Gateway-Reply-Withheld").empty());

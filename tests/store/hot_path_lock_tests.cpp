@@ -182,3 +182,26 @@ TEST_CASE("hot path: on a fresh database once analyzed, admission and outcome re
     CHECK_MESSAGE(!contains(locks, table), locks);
   tx.commit();
 }
+
+TEST_CASE("sessions: SERIALIZABLE work plans without sequential scans or JIT, READ COMMITTED work with scans") {
+  StoreFixture f;
+  const auto setting = [](pqxx::dbtransaction& tx, const char* name) {
+    return tx.exec1(std::string("SHOW ") + name)[0].as<std::string>();
+  };
+  {
+    pqxx::transaction<pqxx::serializable> tx(f.session.connection());
+    CHECK(setting(tx, "transaction_isolation") == "serializable");
+    CHECK(setting(tx, "enable_seqscan") == "off");
+    CHECK(setting(tx, "jit") == "off");
+    tx.commit();
+  }
+  read_committed(f.session, [&](pqxx::dbtransaction& tx) {
+    CHECK(setting(tx, "transaction_isolation") == "read committed");
+    CHECK(setting(tx, "enable_seqscan") == "on");
+    CHECK(setting(tx, "jit") == "off");
+    return 0;
+  });
+  // SET LOCAL: the next SERIALIZABLE transaction on the session is back to no scans.
+  pqxx::transaction<pqxx::serializable> tx(f.session.connection());
+  CHECK(setting(tx, "enable_seqscan") == "off");
+}

@@ -55,6 +55,21 @@ std::uint16_t free_tcp_port() {
   return ntohs(addr.sin_port);
 }
 
+int connect_loopback(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw system_error("socket", errno);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    const int error = errno;
+    ::close(fd);
+    throw system_error("connect 127.0.0.1:" + std::to_string(port), error);
+  }
+  return fd;
+}
+
 TempDir::TempDir() {
   auto pattern = (std::filesystem::temp_directory_path() / "gw-test-XXXXXX").string();
   if (!::mkdtemp(pattern.data())) throw system_error("mkdtemp", errno);

@@ -28,6 +28,10 @@ std::string test_binary(const std::string& name);
 // A port nothing listens on right now (bound to 127.0.0.1:0, then closed).
 std::uint16_t free_tcp_port();
 
+// A blocking TCP socket connected to 127.0.0.1:port (the caller closes it);
+// throws when the connect fails.
+int connect_loopback(std::uint16_t port);
+
 // A fresh directory under the system temp dir, removed with its contents.
 class TempDir {
  public:

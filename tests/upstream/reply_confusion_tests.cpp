@@ -17,9 +17,29 @@ void check_own_reply(const Result& r, const std::string& tag) {
   CHECK(r.response->body == "tag:" + tag);
 }
 
+// Bytes the scripted provider sends on a connection only once the test opens
+// the gate (so they come after what the client has read), and the sign that
+// they reached the client's socket. A test holds a gate::opener on
+// `release` declared after its server, so a failing test never leaves the
+// provider's thread waiting while the server joins it.
+struct LateBytes {
+  gate release;
+  std::promise<void> landed;
+
+  void send(session& s, const std::string& bytes) {
+    release.future.wait();
+    s.write(bytes);
+    s.wait_acknowledged();
+    landed.set_value();
+  }
+  void open_and_wait() {
+    release.open();
+    REQUIRE(landed.get_future().wait_for(60s) == std::future_status::ready);
+  }
+};
+
 TEST_CASE("HEAD whose announced body comes later: no later GET, of any partition, reads it") {
-  gate stale_bytes;          // the provider sends the HEAD's "body" only once the test has sent its GETs
-  std::promise<void> landed;  // those bytes reached the client's socket
+  LateBytes late;  // the HEAD's "body", only once the test has sent its GETs
   std::atomic<int> after_poison{0};
   test_server server([&](session& s) {
     bool poisoned = false;
@@ -34,14 +54,11 @@ TEST_CASE("HEAD whose announced body comes later: no later GET, of any partition
       const std::string stale = tagged_reply("stale-" + tag);
       s.write("HTTP/1.1 200 OK\r\nX-Tag: " + tag + "\r\nContent-Length: " + std::to_string(stale.size()) +
               "\r\n\r\n");
-      stale_bytes.future.wait();
-      s.write(stale);
-      s.wait_acknowledged();
       poisoned = true;
-      landed.set_value();
+      late.send(s, stale);
     }
   });
-  gate::opener open_at_end{stale_bytes};
+  gate::opener open_at_end{late.release};
   harness h;
   const auto e = local(server);
 
@@ -55,8 +72,7 @@ TEST_CASE("HEAD whose announced body comes later: no later GET, of any partition
     r.resend_if_stale = true;
     check_own_reply(h.send(e, std::move(r)), tag);
   }
-  stale_bytes.open();
-  REQUIRE(landed.get_future().wait_for(60s) == std::future_status::ready);
+  late.open_and_wait();
   for (const auto& [tag, partition] : {std::pair{"get-a2", "tenant-a"}, std::pair{"get-b2", "tenant-b"}}) {
     Request r = tagged("GET", tag, partition);
     r.resend_if_stale = true;
@@ -79,8 +95,7 @@ TEST_CASE("bytes that arrive on an idle connection after a reply are never read 
     resend_if_stale = true;
     extra = "X";
   }
-  gate stale_bytes;
-  std::promise<void> landed;
+  LateBytes late;  // once the client has the reply, and the connection is idle
   std::atomic<int> after_poison{0};
   test_server server([&](session& s) {
     bool poisoned = false;
@@ -88,19 +103,15 @@ TEST_CASE("bytes that arrive on an idle connection after a reply are never read 
       if (poisoned) ++after_poison;
       s.write(tagged_reply(tag_of(*request)));
       if (s.index() != 0 || poisoned) continue;
-      stale_bytes.future.wait();  // the client has the reply, and the connection is idle
-      s.write(extra);
-      s.wait_acknowledged();
       poisoned = true;
-      landed.set_value();
+      late.send(s, extra);
     }
   });
-  gate::opener open_at_end{stale_bytes};
+  gate::opener open_at_end{late.release};
   harness h;
   const auto e = local(server);
   check_own_reply(h.send(e, tagged("GET", "first", "tenant-a")), "first");
-  stale_bytes.open();
-  REQUIRE(landed.get_future().wait_for(60s) == std::future_status::ready);
+  late.open_and_wait();
   Request next = tagged("GET", "second", "tenant-a");
   next.resend_if_stale = resend_if_stale;
   check_own_reply(h.send(e, std::move(next)), "second");
