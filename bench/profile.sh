@@ -15,7 +15,8 @@
 # where a request's time went), PERF_DATA (a path: `perf record -g`
 # of the gateway during the load, written there; read it with `perf report -i PATH`), GATEWAY_WRAP
 # (a command the gateway runs under, e.g. "valgrind --tool=callgrind --callgrind-out-file=PATH":
-# user-space instructions per request, free of this machine's noise).
+# user-space instructions per request, free of this machine's noise), PROFILE_SQL (SQL run once the
+# gateway is ready and has migrated, before the load: to try a schema change, e.g. an index dropped).
 set -euo pipefail
 
 repo=$(cd "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -82,6 +83,7 @@ wait_ready "$gateway_pid" "http://127.0.0.1:$gwport/readyz" 100 0.1 ||
 # One booking (bk_1) for pass-through GETs (--mode passthrough), as bench/run.sh makes.
 curl -sf -X POST -H 'Authorization: Bearer booking-secret' -H 'Content-Type: application/json' \
   -d '{"slot":"bench-passthrough","customer":"bench"}' "http://127.0.0.1:$provport/bookings" >/dev/null
+if [ -n "${PROFILE_SQL:-}" ]; then psql_q -c "$PROFILE_SQL" >/dev/null; fi
 psql_q -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' -c 'SELECT pg_stat_statements_reset()' >/dev/null
 serialization_before=$(grep -c 'could not serialize' "$pglog" || true)
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
