@@ -83,11 +83,17 @@ class Task:
         self._keepalive.check()
 
     def release(self) -> None:
-        """End the lease now. Later calls do nothing; mutate() refuses from the first one on."""
+        """End the lease now. Later calls do nothing; mutate() refuses from the first one on.
+
+        Once the lease is lost nothing is sent: the lease may be over, and if it is not, it
+        ends by itself within the safety margin.
+        """
         with self._lock:
             if self._released:
                 return
             self._released = True
+        if self.lease_lost.is_set():
+            return  # the lease may be over already, and a process that lost it sends nothing
         self._keepalive.mark_lost("the task was released")
         target = wire.task_target(self.gateway.base, self.tenant, self.task, "release")
         body = json.dumps({"grant_token": self._grant_token}).encode()
@@ -161,7 +167,7 @@ class Task:
                     self._pin(operation_id, expected)  # the ledger holds it under this version
                     forwarding = forwarding or reply.code == "operation_in_flight"
                 if step.action is Action.DONE:
-                    return self._finish(operation_id, reply)
+                    return self._finish(operation_id, expected, reply)
                 if step.action is Action.AWAIT_RECEIPT or (
                         forwarding and step.action is Action.GIVE_UP):
                     self._pin(operation_id, expected)
@@ -231,9 +237,11 @@ class Task:
             return None, self.gateway._retry_after(reply)
         raise self._refused(reply)
 
-    def _finish(self, operation_id: str, reply: Reply) -> MutationResult:
+    def _finish(self, operation_id: str, expected: int, reply: Reply) -> MutationResult:
         code = reply.code
         replayed = code == "historical_retry"
+        if code in ("committed", "historical_retry", "rejected_by_provider"):
+            self._pin(operation_id, expected)
         if code == "committed" or replayed and reply.header("Committed-Version") is not None:
             version = _version(reply.header("Committed-Version"))
             self._learn(version)
