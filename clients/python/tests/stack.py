@@ -167,6 +167,7 @@ class Stack:
         self._start_pg()
         credentials = f"{CREDENTIALS['BOOKING_KEY_TENANT_A']},{CREDENTIALS['BOOKING_KEY_TENANT_B']}"
         self.booking_port, self.booking = self._start_provider("booking", credentials)
+        self.booking_control_url = self.booking.url.removesuffix("/__test")
         credentials = f"{CREDENTIALS['CRM_KEY_TENANT_A']},{CREDENTIALS['CRM_KEY_TENANT_B']}"
         self.crm_port, self.crm = self._start_provider("crm", credentials)
         self._start_gateway()
