@@ -65,6 +65,31 @@ class Ownership(unittest.TestCase):
         self.assertEqual(S.rejections(name), [])
 
 
+    def test_bad_arguments_are_refused_before_anything_is_sent(self):
+        name = fresh_name("trip")
+        relay = Relay(int(S.url.rsplit(":", 1)[1]))
+        self.addCleanup(relay.close)
+        with Gateway(relay.url, AGENT_TOKEN).claim(TENANT, name, "region-eu", 60_000) as task:
+            before = relay.accepted
+            for args, error in [(("booking", "GET", "/bookings", None, "op"), ValueError),
+                                (("booking", "POST", "bookings", None, "op"), ValueError),
+                                (("booking", "POST", "/b", None, None), TypeError),
+                                (("booking", "POST", "/b", None, "op id"), ValueError),
+                                (("book ing", "POST", "/b", None, "op"), ValueError),
+                                (("booking", "POST", "/b", {"x": object()}, "op"), TypeError)]:
+                with self.assertRaises(error, msg=args):
+                    task.mutate(*args)
+            with self.assertRaises(ValueError):
+                task.mutate("booking", "POST", "/b", None, "op", outcome_wait=-1)
+            self.assertEqual(relay.accepted, before)
+        released = relay.accepted
+        for args in [("tenant a", name, "o", 1000), (TENANT, name, "", 1000),
+                     (TENANT, name, "o", 0), (TENANT, name, "o", 2.5)]:
+            with self.assertRaises((ValueError, TypeError), msg=args):
+                Gateway(relay.url, AGENT_TOKEN).claim(*args)
+        self.assertEqual(relay.accepted, released)
+
+
 class Revoked(unittest.TestCase):
     def test_a_refused_renewal_marks_the_lease_lost_and_nothing_more_is_sent(self):
         name, slot = fresh_name("trip"), fresh_name("slot")

@@ -84,7 +84,7 @@ class Gateway:
 
     def _exchange(self, method: str, target: str, *, headers: dict[str, str] | None = None,
                   body: bytes = b"", timeout: float | None = None,
-                  request_id: str | None = None) -> Reply:
+                  request_id: str | None = None, before_send=None) -> Reply:
         all_headers = {"Authorization": f"Bearer {self._token}",
                        "X-Request-Id": request_id or new_request_id(),
                        "Accept": "application/json"}
@@ -92,7 +92,8 @@ class Gateway:
             all_headers["Content-Type"] = "application/json"
         all_headers.update(headers or {})
         return exchange(self.base, method, target, all_headers, body,
-                        self.timeout if timeout is None else timeout, self._ssl_context)
+                        self.timeout if timeout is None else timeout, self._ssl_context,
+                        before_send)
 
     def _bounded(self, call: Call, method: str, target: str, *, body: bytes = b"",
                  headers: dict[str, str] | None = None, before_each=None,

@@ -139,15 +139,17 @@ class Task:
         while True:
             attempt += 1
             try:
-                self._keepalive.check()  # the last thing before the socket
+                # Checked before connecting (a lost lease opens no connection), and again once
+                # connected, the last thing before the first byte (a connect can take long).
+                self._keepalive.check()
+                reply = self.gateway._exchange(method, target, headers=headers, body=payload,
+                                               request_id=f"{request_id}-{attempt}",
+                                               before_send=self._keepalive.check)
             except LeaseLost as lost:
                 if forwarding:
                     raise self._unknown(operation_id, f"{lost}, and an earlier attempt was "
                                         "still being forwarded") from lost
                 raise
-            try:
-                reply = self.gateway._exchange(method, target, headers=headers, body=payload,
-                                               request_id=f"{request_id}-{attempt}")
             except TransportError as error:
                 step = decide(Call.MUTATE, attempt, self.gateway.retry, self.gateway._rng,
                               failed=True, sent=error.sent)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import ssl
 from dataclasses import dataclass
+from typing import Callable
 
 from .errors import TransportError
 from .wire import BaseUrl
@@ -40,12 +41,16 @@ class Reply:
 
 
 def exchange(base: BaseUrl, method: str, target: str, headers: dict[str, str], body: bytes,
-             timeout: float, ssl_context: ssl.SSLContext | None = None) -> Reply:
+             timeout: float, ssl_context: ssl.SSLContext | None = None,
+             before_send: Callable[[], None] | None = None) -> Reply:
     """Send one request to the gateway and read the whole reply.
 
     Raises TransportError: `sent=False` when the connection (TCP and, for https, TLS) could not
     be opened, so no request byte left; `sent=True` for every later failure (a timeout, a
     reset, a truncated reply), after which the request may have been acted on.
+
+    `before_send` runs once the connection is open, just before the first request byte is
+    written (a connect can take long); whatever it raises propagates, and nothing is sent.
     """
     if base.scheme == "https":
         connection: http.client.HTTPConnection = http.client.HTTPSConnection(
@@ -58,6 +63,8 @@ def exchange(base: BaseUrl, method: str, target: str, headers: dict[str, str], b
             connection.connect()
         except OSError as error:
             raise TransportError(f"could not connect to {base}: {error}", sent=False) from error
+        if before_send:
+            before_send()
         try:
             connection.request(method, target, body=body, headers=headers)
             response = connection.getresponse()
