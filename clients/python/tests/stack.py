@@ -200,7 +200,8 @@ class Stack:
                 continue  # lost a race for the port: the next one
             self.pg_port = port
             return
-        raise StackError(f"could not start PostgreSQL on ports {PG_FIRST_PORT}-{PG_FIRST_PORT + 99}")
+        raise StackError(f"could not start PostgreSQL on ports {PG_FIRST_PORT}-"
+                         f"{PG_FIRST_PORT + 99}")
 
     def stop_database(self) -> None:
         self._pg("stop")

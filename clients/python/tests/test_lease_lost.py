@@ -44,14 +44,14 @@ class Ownership(unittest.TestCase):
 
     def test_renewals_keep_the_lease_past_its_length(self):
         gateway = Gateway(S.url, AGENT_TOKEN)
-        lease_ms = 1500
+        lease_ms = 3000
         with gateway.claim(TENANT, fresh_name("trip"), "region-eu", lease_ms) as task:
             claimed = lease_clock()
             first = task._keepalive.deadline
-            wait_for(lambda: lease_clock() > claimed + 3 * lease_ms / 1000,
-                     "three lease lengths to pass")
+            wait_for(lambda: lease_clock() > claimed + 2.5 * lease_ms / 1000,
+                     "two and a half lease lengths to pass")
             self.assertFalse(task.lease_lost.is_set(), task.lost_reason)
-            self.assertGreater(task._keepalive.deadline, first + 2 * lease_ms / 1000)
+            self.assertGreater(task._keepalive.deadline, first + lease_ms / 1000)
             result = task.mutate("booking", "POST", "/bookings", book(fresh_name("slot")),
                                  "book-late")
             self.assertEqual(result.committed_version, 1)
@@ -79,8 +79,9 @@ class Ownership(unittest.TestCase):
                                 (("booking", "POST", "/b", {"x": object()}, "op"), TypeError)]:
                 with self.assertRaises(error, msg=args):
                     task.mutate(*args)
-            with self.assertRaises(ValueError):
-                task.mutate("booking", "POST", "/b", None, "op", outcome_wait=-1)
+            for keyword in ({"outcome_wait": -1}, {"timeout": 0}, {"timeout": "5"}):
+                with self.assertRaises(ValueError, msg=keyword):
+                    task.mutate("booking", "POST", "/b", None, "op", **keyword)
             self.assertEqual(relay.accepted, before)
         released = relay.accepted
         for args in [("tenant a", name, "o", 1000), (TENANT, name, "", 1000),
@@ -95,7 +96,8 @@ class Revoked(unittest.TestCase):
         name, slot = fresh_name("trip"), fresh_name("slot")
         relay = Relay(int(S.url.rsplit(":", 1)[1]))
         self.addCleanup(relay.close)
-        with Gateway(relay.url, AGENT_TOKEN).claim(TENANT, name, "region-eu", 1500) as task:
+        # Renewed every 1.5-2 s; the deadline is 5 s after the last: the refusal comes first.
+        with Gateway(relay.url, AGENT_TOKEN).claim(TENANT, name, "region-eu", 6000) as task:
             status, _ = S.operator("POST", f"/v1/admin/tasks/{TENANT}/{name}/revoke")
             self.assertEqual(status, 200)
             self.assertTrue(task.lease_lost.wait(60), "the lease was never marked lost")

@@ -90,14 +90,15 @@ class LostReply(unittest.TestCase):
 
     def test_a_timeout_waits_for_the_receipt_and_sends_nothing_again(self):
         name, slot = fresh_name("trip"), fresh_name("slot")
-        gateway = Gateway(S.url, AGENT_TOKEN, timeout=1.0, outcome_wait=120)
+        gateway = Gateway(S.url, AGENT_TOKEN, outcome_wait=120)
         with gateway.claim(TENANT, name, "region-eu", 60_000) as task:
             S.booking.fault("hold", count=1)
             self.addCleanup(S.booking.fault, "none")
             reads = S.replies_total("operation", "ok")
             outcome = {}
             worker = threading.Thread(target=lambda: outcome.update(
-                result=task.mutate("booking", "POST", "/bookings", book(slot), "book-9am")))
+                result=task.mutate("booking", "POST", "/bookings", book(slot), "book-9am",
+                                   timeout=1.0)))
             worker.start()
             # The client timed out and is reading the receipt (in flight): let the provider go.
             wait_for(lambda: S.replies_total("operation", "ok") > reads,

@@ -75,7 +75,8 @@ class Bodies(unittest.TestCase):
     def test_bytes_and_text_go_as_given(self):
         self.assertEqual(encode_body(b"\x00raw", "application/octet-stream"),
                          (b"\x00raw", "application/octet-stream"))
-        self.assertEqual(encode_body("h\u00e9", None), ("h\u00e9".encode(), "text/plain; charset=utf-8"))
+        self.assertEqual(encode_body("h\u00e9", None),
+                         ("h\u00e9".encode(), "text/plain; charset=utf-8"))
         self.assertEqual(encode_body(None, None), (b"", None))
 
     def test_what_is_not_json_is_refused(self):

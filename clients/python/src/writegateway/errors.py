@@ -61,8 +61,8 @@ class GatewayError(WriteGatewayError):
 
     code: str = ""
 
-    def __init__(self, *, status: int | None, code: str, problem: dict | None, body: bytes,
-                 request_id: str | None, retry_after: float | None = None):
+    def __init__(self, *, status: int | None, code: str, problem: dict | None,
+                 body: bytes | None, request_id: str | None, retry_after: float | None = None):
         detail = (problem or {}).get("detail") or (problem or {}).get("title") or ""
         head = code if status is None else f"{status} {code}"
         super().__init__(head + (f": {detail}" if detail else ""))

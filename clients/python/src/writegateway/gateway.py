@@ -67,7 +67,8 @@ class Gateway:
         reply = self._bounded(Call.CLAIM, "POST", target, body=body, before_each=stamp)
         granted = self._success(reply, "granted")
         try:
-            grant, grant_token, version = granted["grant"], granted["grant_token"], granted["version"]
+            grant, grant_token = granted["grant"], granted["grant_token"]
+            version = granted["version"]
             wire.token("grant_token", grant_token)
         except (KeyError, TypeError, ValueError) as error:
             raise ProtocolError(f"the claim's reply lacks {error}") from None
@@ -96,8 +97,7 @@ class Gateway:
                         before_send)
 
     def _bounded(self, call: Call, method: str, target: str, *, body: bytes = b"",
-                 headers: dict[str, str] | None = None, before_each=None,
-                 stop: threading.Event | None = None) -> Reply:
+                 headers: dict[str, str] | None = None, before_each=None) -> Reply:
         """One call with the table's retries (same request every time). Returns the final
         reply; raises TransportError when no attempt got one."""
         attempt = 0
@@ -117,8 +117,7 @@ class Gateway:
                               retry_after=self._retry_after(reply))
                 if step.action is not Action.RETRY:
                     return reply
-            if (stop or threading.Event()).wait(step.delay):
-                raise TransportError(f"{method} {target}: stopped while retrying", sent=True)
+            threading.Event().wait(step.delay)  # a timer: nothing ever sets it
 
     def _success(self, reply: Reply, code: str) -> dict:
         """The JSON body of a reply with this success code, or the typed refusal."""

@@ -106,7 +106,8 @@ class Task:
 
     def mutate(self, provider: str, method: str, path: str, body: Any = None,
                operation_id: str | None = None, *, content_type: str | None = None,
-               outcome_wait: float | None = None) -> MutationResult:
+               outcome_wait: float | None = None,
+               timeout: float | None = None) -> MutationResult:
         """Send one protected mutation through the gateway, at most once at the provider.
 
         `operation_id` names the intent: the same id with the same request is the same action
@@ -114,6 +115,8 @@ class Task:
         a JSON value (sent compact with sorted keys). Retries follow docs/api.md's table with
         the same key and bytes. When the outcome is unknown, waits up to `outcome_wait`
         seconds (default: the gateway's) for the receipt, then raises OutcomeUnknown.
+        `timeout` bounds each socket operation of this request (default: the gateway's); when
+        it runs out after sending, the outcome is read from the receipt, never resent.
 
         Returns only when the provider executed it. Raises RejectedByProvider when the
         provider refused it, LeaseLost (nothing sent) when the lease may be over, and the
@@ -125,6 +128,9 @@ class Task:
         wait = self.gateway.outcome_wait if outcome_wait is None else outcome_wait
         if not isinstance(wait, (int, float)) or isinstance(wait, bool) or wait < 0:
             raise ValueError(f"outcome_wait must be a number of seconds >= 0, not {wait!r}")
+        if timeout is not None and (not isinstance(timeout, (int, float))
+                                    or isinstance(timeout, bool) or timeout <= 0):
+            raise ValueError(f"timeout must be a number of seconds > 0, not {timeout!r}")
         payload, ctype = wire.encode_body(body, content_type)
         target = wire.proxy_target(self.gateway.base, self.tenant, self.task, provider, path)
         with self._lock:
@@ -144,6 +150,7 @@ class Task:
                 self._keepalive.check()
                 reply = self.gateway._exchange(method, target, headers=headers, body=payload,
                                                request_id=f"{request_id}-{attempt}",
+                                               timeout=timeout,
                                                before_send=self._keepalive.check)
             except LeaseLost as lost:
                 if forwarding:
@@ -270,7 +277,7 @@ class Task:
                                   receipt=receipt)
         if receipt.state == "rejected":
             raise RejectedByProvider(status=status, code="rejected_by_provider", problem=None,
-                                     body=b"", request_id=None, replayed=True)
+                                     body=None, request_id=None, replayed=True)
         raise NotExecuted(f"operation {receipt.id!r} was not executed (receipt: "
                           f"{receipt.resolution or 'settled by the provider'}); the same "
                           "operation id may be sent again", operation_id=receipt.id,
