@@ -7,9 +7,9 @@ import threading
 import time
 from typing import Any
 
-from . import wire
-from .errors import (GatewayError, GrantRefused, LeaseLost, NotExecuted, OutcomeUnknown,
-                     ProtocolError, RejectedByProvider, TransportError, WriteGatewayError)
+from . import outcomes, wire
+from .errors import (GatewayError, GrantRefused, LeaseLost, OutcomeUnknown, TransportError,
+                     WriteGatewayError)
 from .gateway import Gateway, new_request_id
 from .keepalive import KeepAlive
 from .lease import LeaseTerms
@@ -247,41 +247,17 @@ class Task:
         raise self._refused(reply)
 
     def _finish(self, operation_id: str, expected: int, reply: Reply) -> MutationResult:
-        code = reply.code
-        replayed = code == "historical_retry"
-        if code in ("committed", "historical_retry", "rejected_by_provider"):
-            self._pin(operation_id, expected)
-        if code == "committed" or replayed and reply.header("Committed-Version") is not None:
-            version = _version(reply.header("Committed-Version"))
-            self._learn(version)
-            return MutationResult(operation_id=operation_id, status=reply.status,
-                                  committed_version=version, body=reply.body,
-                                  headers=reply.headers, replayed=replayed, source="reply",
-                                  request_id=reply.request_id)
-        if code in ("rejected_by_provider", "historical_retry"):
-            raise RejectedByProvider(status=reply.status, code="rejected_by_provider",
-                                     problem=None, body=reply.body,
-                                     request_id=reply.request_id, replayed=replayed,
-                                     headers=reply.headers)
-        raise self._refused(reply)
+        if reply.code not in outcomes.PROVIDER_ANSWERS:
+            raise self._refused(reply)
+        self._pin(operation_id, expected)  # recorded: sending the id again must repeat it
+        result = outcomes.from_reply(operation_id, reply)
+        self._learn(result.committed_version)
+        return result
 
     def _from_receipt(self, receipt: Receipt) -> MutationResult:
-        status = receipt.response["status"] if receipt.response else None
-        if receipt.state == "succeeded":
-            if receipt.committed_version is None:
-                raise ProtocolError("a succeeded receipt without committed_version")
-            self._learn(receipt.committed_version)
-            return MutationResult(operation_id=receipt.id, status=status,
-                                  committed_version=receipt.committed_version, body=None,
-                                  headers=(), replayed=True, source="receipt", request_id=None,
-                                  receipt=receipt)
-        if receipt.state == "rejected":
-            raise RejectedByProvider(status=status, code="rejected_by_provider", problem=None,
-                                     body=None, request_id=None, replayed=True)
-        raise NotExecuted(f"operation {receipt.id!r} was not executed (receipt: "
-                          f"{receipt.resolution or 'settled by the provider'}); the same "
-                          "operation id may be sent again", operation_id=receipt.id,
-                          receipt=receipt)
+        result = outcomes.from_receipt(receipt)
+        self._learn(result.committed_version)
+        return result
 
     def _await(self, operation_id: str, wait: float, why: str, *, reply: Reply | None = None,
                cause: BaseException | None = None) -> MutationResult:
@@ -318,13 +294,6 @@ class Task:
     def _learn(self, committed_version: int) -> None:
         with self._lock:
             self._version = max(self._version, committed_version)
-
-
-def _version(value: str | None) -> int:
-    if value is None or not value.isascii() or not value.isdigit():
-        raise ProtocolError(f"the provider executed it, but the reply's Committed-Version is "
-                            f"{value!r}; read the receipt for the version")
-    return int(value)
 
 
 def _describe(reply: Reply) -> str:
