@@ -191,17 +191,19 @@ class Stack:
             raise StackError(f"scripts/pg.sh {' '.join(args)} failed:\n{done.stdout.decode()}")
 
     def _start_pg(self) -> None:
+        last = "every port was in use"
         for port in range(PG_FIRST_PORT, PG_FIRST_PORT + 100):
             if _listening(port):
                 continue
             try:
                 self._pg("start", str(port))
-            except StackError:
-                continue  # lost a race for the port: the next one
+            except StackError as error:
+                last = str(error)
+                continue  # perhaps lost a race for the port: the next one
             self.pg_port = port
             return
         raise StackError(f"could not start PostgreSQL on ports {PG_FIRST_PORT}-"
-                         f"{PG_FIRST_PORT + 99}")
+                         f"{PG_FIRST_PORT + 99}; the last attempt: {last}")
 
     def stop_database(self) -> None:
         self._pg("stop")
