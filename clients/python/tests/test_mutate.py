@@ -168,6 +168,37 @@ class Unavailable(unittest.TestCase):
         self.assertEqual(provider_saw(name, "book-9am"), 2)  # the same key both times
 
 
+class InFlight(unittest.TestCase):
+    def test_an_exact_retry_while_the_first_is_forwarded_waits_for_its_outcome(self):
+        name, slot = fresh_name("trip"), fresh_name("slot")
+        patient = RetryPolicy(max_attempts=60, base_delay=0.2, max_delay=1.0)
+        with Gateway(S.url, AGENT_TOKEN, retry=patient).claim(TENANT, name, "region-eu",
+                                                               60_000) as task:
+            S.booking.fault("hold", count=1)
+            self.addCleanup(S.booking.fault, "none")
+            results = {}
+
+            def mutate(who):
+                results[who] = task.mutate("booking", "POST", "/bookings", book(slot),
+                                           "book-9am")
+            first = threading.Thread(target=mutate, args=("first",))
+            first.start()
+            wait_for(lambda: S.booking.activity()["held"] == 1, "the provider to hold it")
+            second = threading.Thread(target=mutate, args=("second",))
+            second.start()
+            wait_for(lambda: any(r["code"] == "operation_in_flight" for r in S.rejections(name)),
+                     "the second attempt to meet the first in flight")
+            S.booking.release_held()
+            first.join(120)
+            second.join(120)
+            self.assertEqual((results["first"].replayed, results["first"].committed_version),
+                             (False, 1))
+            self.assertEqual((results["second"].replayed, results["second"].body),
+                             (True, results["first"].body))
+        self.assertEqual(effects(name, "book-9am"), 1)
+        self.assertEqual(provider_saw(name, "book-9am"), 1)
+
+
 class Held(unittest.TestCase):
     def test_an_unknown_outcome_is_waited_for_until_the_lookup_settles_it(self):
         name = fresh_name("trip")
