@@ -1,5 +1,5 @@
-"""A TCP relay in front of the real gateway: it counts the connections a client opens and can
-lose a reply on the way back, after the gateway has acted on the request.
+"""A TCP relay in front of the real gateway: it counts the connections a client opens, and can
+lose a request on its way to the gateway, or a reply on the way back after the gateway acted.
 
 Not a stand-in for the gateway: every byte a test's client sends reaches the real one. The
 relay only adds the network faults the client must survive, where a test can see them.
@@ -20,6 +20,7 @@ class Relay:
         self._lock = threading.Lock()
         self._accepted = 0
         self._drop_replies = 0
+        self._swallow = 0
         self._closed = False
         threading.Thread(target=self._serve, name="relay", daemon=True).start()
 
@@ -28,6 +29,12 @@ class Relay:
         """Connections accepted so far."""
         with self._lock:
             return self._accepted
+
+    def swallow_next_requests(self, count: int = 1) -> None:
+        """The next `count` connections are read here and closed: the gateway never sees
+        them, and the client cannot tell that from a reply lost on the way back."""
+        with self._lock:
+            self._swallow += count
 
     def drop_next_replies(self, count: int = 1) -> None:
         """The next `count` connections reach the gateway, which answers; the answer is read
@@ -65,16 +72,25 @@ class Relay:
                     client.close()
                     return
                 self._accepted += 1
-                drop = self._drop_replies > 0
+                swallow = self._swallow > 0
+                self._swallow -= swallow
+                drop = not swallow and self._drop_replies > 0
                 self._drop_replies -= drop
-            threading.Thread(target=self._relay, args=(client, drop), daemon=True).start()
+            threading.Thread(target=self._relay, args=(client, drop, swallow),
+                             daemon=True).start()
 
-    def _relay(self, client: socket.socket, drop_reply: bool) -> None:
+    def _relay(self, client: socket.socket, drop_reply: bool, swallow: bool) -> None:
+        if swallow:
+            with client:
+                client.recv(65536)  # the request's first bytes
+                _hang_up(client)
+            return
         with client, socket.create_connection(self._target) as upstream:
             threading.Thread(target=_pump, args=(client, upstream), daemon=True).start()
             if drop_reply:
                 upstream.recv(65536)  # the gateway has answered: it acted on the request
-                return  # the client's connection closes with nothing sent back
+                _hang_up(client)  # with nothing sent back
+                return
             _pump(upstream, client)
 
 
@@ -86,6 +102,14 @@ def _close(listener: socket.socket) -> None:
     except OSError:
         pass
     listener.close()
+
+
+def _hang_up(connection: socket.socket) -> None:
+    # Now, not when the last thread blocked on it lets go: a pump thread may still be in recv().
+    try:
+        connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 def _pump(source: socket.socket, sink: socket.socket) -> None:

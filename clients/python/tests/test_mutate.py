@@ -88,6 +88,24 @@ class LostReply(unittest.TestCase):
         self.assertEqual(effects(name, "book-9am"), 1)
         self.assertEqual(provider_saw(name, "book-9am"), 1)
 
+    def test_a_request_lost_before_the_gateway_is_unknown_until_the_caller_sends_it_again(self):
+        name, slot = fresh_name("trip"), fresh_name("slot")
+        relay = Relay(int(S.url.rsplit(":", 1)[1]))
+        self.addCleanup(relay.close)
+        with Gateway(relay.url, AGENT_TOKEN).claim(TENANT, name, "region-eu", 60_000) as task:
+            relay.swallow_next_requests(1)
+            with self.assertRaises(OutcomeUnknown) as unknown:
+                task.mutate("booking", "POST", "/bookings", book(slot), "book-9am",
+                            outcome_wait=1)
+            self.assertIsNone(unknown.exception.receipt)  # no record: it proves nothing
+            self.assertIsNone(task.receipt("book-9am"))
+            # Sending the same intent again is the caller's decision, and safe: the gateway's
+            # ledger would answer an admitted one with its recorded state.
+            result = task.mutate("booking", "POST", "/bookings", book(slot), "book-9am")
+            self.assertEqual((result.source, result.replayed, result.committed_version),
+                             ("reply", False, 1))
+        self.assertEqual(effects(name, "book-9am"), 1)
+
     def test_a_timeout_waits_for_the_receipt_and_sends_nothing_again(self):
         name, slot = fresh_name("trip"), fresh_name("slot")
         gateway = Gateway(S.url, AGENT_TOKEN, outcome_wait=120)
