@@ -108,6 +108,17 @@ if [[ " ${trees[*]} " == *" release "* ]]; then
   phase_done readme
 fi
 
+# --- Python client (issue #33): clients/python/test.sh ---------------------------------------
+# Its unit tests, its tests against a real PostgreSQL, demo providers and gateway (the release
+# tree's binaries, on free ports of its own), and every Python example in docs/clients.md.
+if [[ " ${trees[*]} " == *" release "* ]]; then
+  echo "== Python client: clients/python/test.sh"
+  GATEWAY_TEST_BIN_DIR=$repo/build/release/bin clients/python/test.sh ||
+    { echo "test.sh: the Python client's tests failed (clients/python/test.sh)" >&2; failed=1; }
+  phase_done client-python
+fi
+# --- end of the Python client block -------------------------------------------------------------
+
 # Stop now rather than in the trap so the summary is the last thing printed.
 scripts/pg.sh stop "$pgdir"
 
