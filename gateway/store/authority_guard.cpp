@@ -164,7 +164,7 @@ SELECT (SELECT system_identifier::text FROM pg_control_system()),
        t.tl > 1 AND (pg_has_role(current_user, 'pg_read_server_files', 'MEMBER')
                      OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)),
        CASE WHEN t.rec THEN NULL
-            WHEN current_setting('synchronous_commit') = 'off' THEN pg_current_wal_lsn()::text
+            WHEN current_setting('synchronous_commit') = 'off' THEN pg_current_wal_insert_lsn()::text
             WHEN current_setting('synchronous_commit') IN ('on', 'remote_apply')
                  AND EXISTS (SELECT 1 FROM pg_stat_replication WHERE sync_state = 'sync' AND flush_lsn IS NOT NULL)
               THEN (SELECT min(flush_lsn) FROM pg_stat_replication WHERE sync_state = 'sync')::text
