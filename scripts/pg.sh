@@ -6,6 +6,9 @@
 #   pg.sh destroy DATADIR        stop, then delete the cluster (and its relocated copy)
 #   pg.sh status  DATADIR        exit 0 if running
 #   pg.sh url     DATADIR PORT   print the libpq connection string
+#   pg.sh clone   DATADIR SOURCE_PORT [standby]   pg_basebackup of the cluster on SOURCE_PORT into
+#                                  DATADIR (absent or empty); `standby`: a streaming standby of it
+#                                  (-R); then `pg.sh start DATADIR PORT` starts it
 #
 # Env: PG_EXTRA_OPTS   extra server options, e.g. "-c fsync=off -c synchronous_commit=off"
 #      PGBIN           PostgreSQL binaries (default /usr/lib/postgresql/15/bin)
@@ -30,7 +33,7 @@ die() { echo "pg.sh: $*" >&2; exit 1; }
 say() { echo "pg.sh: $*" >&2; }
 
 usage() {
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -219,6 +222,21 @@ cmd_destroy() {
   rm -f -- "$(dirname -- "$link")/.$(basename -- "$link").lock"
 }
 
+# A copy of a running cluster, as an operator makes a backup or a new standby: the restore and
+# lagging-standby tests of the authority guard (tests/store/authority_guard_tests.cpp) start it.
+cmd_clone() {
+  local link=$1 source=$2 mode=${3:-backup} real
+  case $source in '' | *[!0-9]*) die "bad port: $source" ;; esac
+  case $mode in backup | standby) ;; *) die "clone mode must be backup or standby, not $mode" ;; esac
+  take_lock "$link"
+  real=$(prepare_datadir "$link")
+  [ ! -f "$real/PG_VERSION" ] || die "$link is already a cluster"
+  local standby=()
+  if [ "$mode" = standby ]; then standby=(-R); fi
+  as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p "$source" -U postgres -D "$real" -X stream -c fast "${standby[@]}" \
+    9>&- >&2 || die "pg_basebackup from port $source into $real failed"
+}
+
 cmd_url() {
   local port=$2
   case $port in '' | *[!0-9]*) die "bad port: $port" ;; esac
@@ -234,5 +252,6 @@ case $command in
   destroy) [ $# -eq 2 ] || usage; cmd_destroy "$datadir" ;;
   status) [ $# -eq 2 ] || usage; running "$(real_datadir "$datadir")" ;;
   url) [ $# -eq 3 ] || usage; cmd_url "$datadir" "$3" ;;
+  clone) [ $# -ge 3 ] && [ $# -le 4 ] || usage; cmd_clone "$datadir" "$3" "${4:-backup}" ;;
   *) usage ;;
 esac

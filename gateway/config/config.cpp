@@ -544,6 +544,8 @@ Config parse_config(const std::string& text, const std::string& base_dir) {
     o.millis("queue_timeout_ms", c.database.queue_timeout, 1, 600000);
     o.integer("max_attempts", c.database.max_attempts, 1, 100);
     o.millis("clock_tick_ms", c.database.clock_tick, 10, 60000);
+    o.string("guard_state_file", c.database.guard_state_file);
+    o.millis("guard_interval_ms", c.database.guard_interval, 10, 60000);
     o.integer("keepalives_idle_s", c.database.keepalives_idle_s, 1, 7200);
     o.integer("keepalives_interval_s", c.database.keepalives_interval_s, 1, 600);
     o.integer("keepalives_count", c.database.keepalives_count, 1, 100);

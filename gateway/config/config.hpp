@@ -79,6 +79,11 @@ struct DatabaseConfig {
   // Connections each I/O thread drives itself, for decisions that are one
   // statement alone when no decision waits in the pool (0: none).
   unsigned direct_connections = 2;
+  // The authority regression guard (docs/deployment.md): the file the
+  // watermark is kept in across restarts ("": memory only, a restarted
+  // gateway trusts the first primary it finds), and how often it is read again.
+  std::string guard_state_file;
+  ms guard_interval{200};
 };
 
 // The reconciler: how each gateway looks held operations up at their

@@ -1,5 +1,6 @@
 #include "store/pool.hpp"
 
+#include "store/authority_guard.hpp"
 #include "store/transaction.hpp"
 
 #include <pqxx/pqxx>
@@ -75,18 +76,33 @@ Session::Session(const SessionOptions& options,
 Session::~Session() { discard(); }
 
 pqxx::connection& Session::connection() {
-  if (connection_ && connection_->is_open()) return *connection_;
+  auto* guard = options_.guard;
+  if (connection_ && connection_->is_open() && (!guard || guard->current(admitted_))) return *connection_;
   discard();
-  if (steady_ms() - last_failure_->load() < options_.reconnect_backoff.count())
+  // An operator's rotation through the guard tries at once (AuthorityGuard::Override).
+  const bool overridden = guard && AuthorityGuard::Override::active();
+  if (!overridden && steady_ms() - last_failure_->load() < options_.reconnect_backoff.count()) {
+    if (guard)
+      if (auto refused = guard->refusal()) throw *refused;
     throw pqxx::broken_connection("database unreachable (recent connect failed)");
+  }
   try {
     auto c = std::make_unique<pqxx::connection>(connection_string(options_));
     pqxx::nontransaction setup(*c);
     setup.exec(session_setup_sql(options_));
     setup.commit();
+    std::uint64_t admitted = 0;
+    try {
+      if (guard) admitted = guard->admit(*c);
+    } catch (const AuthorityRefused&) {
+      // Not again at once: every job would reconnect to the refused server.
+      last_failure_->store(steady_ms());
+      throw;
+    }
     {
       std::lock_guard lock(socket_mutex_);
       connection_ = std::move(c);
+      admitted_ = admitted;
     }
     if (health_) {
       ++health_->open;

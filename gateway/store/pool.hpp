@@ -21,6 +21,8 @@
 
 namespace gw {
 
+class AuthorityGuard;  // store/authority_guard.hpp
+
 struct SessionOptions {
   std::string url;  // libpq keyword/value string or postgres:// URI
   unsigned connect_timeout_s = 2;
@@ -37,6 +39,9 @@ struct SessionOptions {
   std::chrono::milliseconds tcp_user_timeout{10000};  // 0: the kernel's default
   // What pg_stat_activity shows for these connections.
   std::string application_name = "write-gateway";
+  // Checks every connection opened before its first decision, and retires
+  // those of a primary the gateway has moved away from (null: none).
+  AuthorityGuard* guard = nullptr;
 };
 
 // The libpq connection string for `o`: its url plus the timeouts above.
@@ -85,6 +90,7 @@ class Session {
   SessionHealth* health_;
   std::mutex socket_mutex_;  // connection_ replaced vs interrupt() reading its socket
   std::unique_ptr<pqxx::connection> connection_;
+  std::uint64_t admitted_ = 0;  // the guard's generation connection_ was admitted under
 };
 
 // New work waits in the request lane, bounded by queue_limit and

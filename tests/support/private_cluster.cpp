@@ -58,7 +58,7 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
-PrivateCluster::PrivateCluster() {
+void PrivateCluster::make_dir() {
   const char* script = std::getenv("GATEWAY_TEST_PG_SCRIPT");
   REQUIRE_MESSAGE(script, "GATEWAY_TEST_PG_SCRIPT is not set: run the tests through scripts/test.sh");
   script_ = script;
@@ -67,6 +67,27 @@ PrivateCluster::PrivateCluster() {
   auto pattern = (std::filesystem::temp_directory_path() / "gw-private-pg-XXXXXX").string();
   REQUIRE_MESSAGE(::mkdtemp(pattern.data()), "mkdtemp " << pattern << ": " << std::strerror(errno));
   dir_ = pattern;
+}
+
+PrivateCluster::PrivateCluster() {
+  make_dir();
+  start_on_a_free_port();
+}
+
+PrivateCluster::PrivateCluster(const PrivateCluster& source, Copy copy) {
+  make_dir();
+  const auto output = dir_ + ".clone.log";
+  const int status = run("clone", source.port_ + (copy == Copy::standby ? " standby" : " backup"), output);
+  const auto said = read_file(output);
+  std::filesystem::remove(output);
+  if (status != 0) {
+    run("destroy");
+    FAIL("could not clone the cluster on port " << source.port_ << " into " << dir_ << ":\n" << said);
+  }
+  start_on_a_free_port();
+}
+
+void PrivateCluster::start_on_a_free_port() {
   const auto output = dir_ + ".start.log";
   // A port found free can still be taken before PostgreSQL binds it (another
   // test's cluster, started at the same moment): pg.sh then fails with the

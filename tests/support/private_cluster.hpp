@@ -13,6 +13,10 @@ namespace gw::test {
 class PrivateCluster {
  public:
   PrivateCluster();
+  // A pg_basebackup of `source` (running), started on a port of its own: a
+  // restored backup, or with `standby` a streaming standby of `source`.
+  enum class Copy { backup, standby };
+  PrivateCluster(const PrivateCluster& source, Copy copy);
   ~PrivateCluster();
   PrivateCluster(const PrivateCluster&) = delete;
   PrivateCluster& operator=(const PrivateCluster&) = delete;
@@ -25,6 +29,8 @@ class PrivateCluster {
  private:
   // scripts/pg.sh VERB DIR ARGS, its stdout and stderr to `output`.
   int run(const std::string& verb, const std::string& args = "", const std::string& output = "/dev/null") const;
+  void make_dir();
+  void start_on_a_free_port();
   std::string script_, dir_, port_;
 };
 

@@ -7,6 +7,7 @@
 #include "service/ops/logger.hpp"
 #include "service/api/query.hpp"
 #include "service/api/rejection.hpp"
+#include "store/authority_guard.hpp"
 #include "service/ops/request_log.hpp"
 #include "service/api/route_table.hpp"
 
@@ -53,6 +54,11 @@ App::Reply App::handle(http::Request request) {
     if (const auto handler = dispatch(call, reply)) reply = co_await (this->*handler)(call);
   } catch (const Rejection& r) {
     reply = http::problem(r.code, r.what());
+  } catch (const AuthorityRefused& e) {
+    // The authority regression guard (store/authority_guard.hpp): why, by name.
+    call.error = e.what();
+    deps_.metrics.count_event("authority_unavailable");
+    reply = http::problem(Code::authority_unavailable, e.what(), {{"reason", std::string(name(e.verdict))}});
   } catch (const AuthorityUnavailable& e) {
     call.error = e.what();
     deps_.metrics.count_event("authority_unavailable");

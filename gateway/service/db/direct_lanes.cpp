@@ -1,5 +1,7 @@
 #include "service/db/direct_lanes.hpp"
 
+#include "store/authority_guard.hpp"
+
 #include <boost/asio/execution/context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/query.hpp>
@@ -29,6 +31,11 @@ class DirectLanes::Lane {
   std::size_t open() const { return open_.load(std::memory_order_relaxed); }
 
   Taken take() {
+    // A connection to a primary the gateway has moved away from is never lent again.
+    while (!idle_.empty() && session_.guard && !session_.guard->current(idle_.back()->admitted)) {
+      idle_.pop_back();
+      open_.fetch_sub(1, std::memory_order_relaxed);
+    }
     if (!idle_.empty()) {
       auto c = std::move(idle_.back());
       idle_.pop_back();
@@ -52,17 +59,18 @@ class DirectLanes::Lane {
     opening_ = true;
     pool_.submit(Pool::Job{[this](Session&) {
                              PgConnPtr c;
+                             std::uint64_t admitted = 0;
                              try {
-                               c = open_pg_connection(session_);
+                               c = open_pg_connection(session_, &admitted);
                              } catch (const std::exception&) {
-                               // The pool's own sessions report the database lost.
+                               // The pool's own sessions report the database lost (or refused).
                              }
-                             asio::post(io_, [this, c = std::move(c)]() mutable { opened(std::move(c)); });
+                             asio::post(io_, [this, c = std::move(c), admitted]() mutable { opened(std::move(c), admitted); });
                            },
-                           [this] { asio::post(io_, [this] { opened(nullptr); }); }});
+                           [this] { asio::post(io_, [this] { opened(nullptr, 0); }); }});
   }
 
-  void opened(PgConnPtr c) {
+  void opened(PgConnPtr c, std::uint64_t admitted) {
     opening_ = false;
     if (!c) {
       // Not again for a while, longer after each failure (a connect to a
@@ -76,6 +84,7 @@ class DirectLanes::Lane {
     failures_ = 0;
     open_.fetch_add(1, std::memory_order_relaxed);
     idle_.push_back(std::make_shared<PgConnection>(io_.get_executor(), std::move(c), call_timeout_));
+    idle_.back()->admitted = admitted;
   }
 
   asio::io_context& io_;

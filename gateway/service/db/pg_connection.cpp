@@ -1,5 +1,6 @@
 #include "service/db/pg_connection.hpp"
 
+#include "store/authority_guard.hpp"
 #include "store/transaction.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -16,13 +17,18 @@ std::string pq_message(const char* message) {
 
 }  // namespace
 
-PgConnPtr open_pg_connection(const SessionOptions& options) {
+PgConnPtr open_pg_connection(const SessionOptions& options, std::uint64_t* admitted) {
   PgConnPtr c(PQconnectdb(connection_string(options).c_str()));
   if (!c || PQstatus(c.get()) != CONNECTION_OK)
     throw pqxx::broken_connection(c ? pq_message(PQerrorMessage(c.get())) : "out of memory");
   PgResultPtr setup(PQexec(c.get(), session_setup_sql(options).c_str()));
   if (PQresultStatus(setup.get()) != PGRES_COMMAND_OK)
     throw pqxx::broken_connection("session setup failed: " + pq_message(PQerrorMessage(c.get())));
+  // Checked before it is lent to any decision, while it still blocks.
+  if (options.guard) {
+    const auto generation = options.guard->admit(c.get());
+    if (admitted) *admitted = generation;
+  }
   // A notice is of no use here, and libpq's default prints it to stderr.
   PQsetNoticeProcessor(c.get(), [](void*, const char*) {}, nullptr);
   if (PQsetnonblocking(c.get(), 1) != 0) throw pqxx::broken_connection(pq_message(PQerrorMessage(c.get())));

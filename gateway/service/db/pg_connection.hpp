@@ -40,8 +40,10 @@ using PgConnPtr = std::unique_ptr<PGconn, PgConnFree>;
 // Connects and sets the session up as the pool's sessions are
 // (session_setup_sql), then switches to non-blocking. Blocking (a host
 // name may be resolved): call it on a database worker, never an I/O
-// thread. Throws pqxx::broken_connection when the database cannot be reached.
-PgConnPtr open_pg_connection(const SessionOptions& options);
+// thread. Throws pqxx::broken_connection when the database cannot be reached,
+// AuthorityRefused when options.guard refuses its server; `admitted` gets
+// the guard's generation it was admitted under.
+PgConnPtr open_pg_connection(const SessionOptions& options, std::uint64_t* admitted = nullptr);
 
 // Nothing was sent: the connection was found closed, or broke before the
 // statement left. The decision may be made elsewhere as it is.
@@ -68,6 +70,8 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
 
   // Broken or closed: never used again.
   bool broken() const { return broken_; }
+  // The authority guard's generation it was admitted under (store/authority_guard.hpp).
+  std::uint64_t admitted = 0;
 
  private:
   // The server closed the connection, or sent something unasked (its

@@ -8,6 +8,7 @@
 #include "service/db/direct_lanes.hpp"
 #include "service/ops/event_log.hpp"
 #include "service/ops/logger.hpp"
+#include "store/authority_guard.hpp"
 #include "store/migrations.hpp"
 #include "store/retention_store.hpp"
 #include "upstream/client.hpp"
@@ -131,6 +132,8 @@ struct Runtime::Impl {
   WebhookStore webhooks;
   RetentionStore retention;
   Metrics metrics;
+  // Checks every connection the pool and the direct lanes open (store/authority_guard.hpp).
+  std::unique_ptr<AuthorityGuard> guard;
   std::unique_ptr<Pool> pool;
   std::unique_ptr<Database> database;
   std::unique_ptr<App> app;
@@ -157,7 +160,7 @@ struct Runtime::Impl {
   // forwards, the reconciler and retention. All on one strand, where stop()
   // cancels their timers.
   std::optional<asio::strand<asio::io_context::executor_type>> duties;
-  std::optional<asio::steady_timer> tick_timer, sweep_timer, reconcile_timer, retention_timer;
+  std::optional<asio::steady_timer> tick_timer, sweep_timer, reconcile_timer, retention_timer, guard_timer;
   std::atomic<bool> stopping{false};
 
   // A drain waits on `drained`; the server (last request answered) and the
@@ -192,6 +195,23 @@ struct Runtime::Impl {
         });
       } catch (const std::exception&) {
         // The next tick tries again; decisions still read the old floor.
+      }
+    }
+  }
+
+  // The guard's watermark read again on a connection in use: it covers every
+  // decision acknowledged before the read, without a round trip in any of them.
+  asio::awaitable<void> guard_loop() {
+    while (!stopping) {
+      guard_timer->expires_after(config.database.guard_interval);
+      if (auto [ec] = co_await guard_timer->async_wait(use_tuple); ec) co_return;  // stopping
+      try {
+        co_await database->once([this](Session& s) {
+          guard->observe(s.connection());
+          return true;
+        });
+      } catch (const std::exception&) {
+        // Away or refused: the connection's own check reports it.
       }
     }
   }
@@ -328,9 +348,22 @@ std::uint16_t Runtime::start() {
   }
   m.migrate();
   const auto& d = m.config.database;
-  PoolOptions pool_options{m.session_options(), d.pool_size, d.queue_limit, d.queue_timeout, d.call_timeout, d.group_max, {}};
+  m.guard = std::make_unique<AuthorityGuard>(d.guard_state_file, [&metrics = m.metrics](const std::string& event,
+                                                                                         const nlohmann::json& fields) {
+    metrics.count_event(event);
+    if (event == "authority_regained")
+      metrics.count_event("without_authority_ms", fields.value("without_authority_ms", std::uint64_t{0}));
+    const bool bad = event == "authority_guard_tripped" || event == "authority_guard_overridden" ||
+                     event == "authority_guard_state_unwritten";
+    // A refusal repeats with every connection tried: counted, not logged each time.
+    if (event != "authority_guard_refused") log_event(bad ? LogLevel::error : LogLevel::warn, event, fields);
+  });
+  auto guarded = m.session_options();
+  guarded.guard = m.guard.get();
+  PoolOptions pool_options{guarded, d.pool_size, d.queue_limit, d.queue_timeout, d.call_timeout, d.group_max, {}};
   // Once per transition, from the worker whose connect failed or succeeded.
-  pool_options.on_reachability = [&metrics = m.metrics](bool reachable, const std::string& detail) {
+  pool_options.on_reachability = [&metrics = m.metrics, guard = m.guard.get()](bool reachable, const std::string& detail) {
+    if (!reachable) guard->lost();
     if (reachable) {
       metrics.count_event("database_regained");
       log_event(LogLevel::info, "database_regained", nlohmann::json::object());
@@ -359,7 +392,7 @@ std::uint16_t Runtime::start() {
                                   .max_connections = h.max_connections};
   std::vector<asio::io_context*> ios;
   for (auto& io : m.ios) ios.push_back(io.get());
-  m.direct = std::make_unique<DirectLanes>(ios, *m.pool, m.session_options(), d.direct_connections, d.call_timeout);
+  m.direct = std::make_unique<DirectLanes>(ios, *m.pool, guarded, d.direct_connections, d.call_timeout);
   m.database->attach(*m.direct);
   m.server = std::make_unique<http::Server>(
       std::move(ios), limits, [app = m.app.get()](http::Request r) { return app->handle(std::move(r)); },
@@ -384,6 +417,8 @@ std::uint16_t Runtime::start() {
   asio::co_spawn(*m.duties, m.sweep_loop(), asio::detached);
   m.reconcile_timer.emplace(*m.duties);
   asio::co_spawn(*m.duties, m.app->reconciler().run(*m.reconcile_timer), asio::detached);
+  m.guard_timer.emplace(*m.duties);
+  asio::co_spawn(*m.duties, m.guard_loop(), asio::detached);
   m.retention_timer.emplace(*m.duties);
   if (m.config.retention.enabled) asio::co_spawn(*m.duties, m.retention_loop(), asio::detached);
   return port;
@@ -452,7 +487,7 @@ void Runtime::stop(std::chrono::milliseconds drain) {
   // A start() that failed part-way (the port taken) started no duties.
   if (m.duties)
     asio::post(*m.duties, [&m] {
-      for (auto* timer : {&m.tick_timer, &m.sweep_timer, &m.reconcile_timer, &m.retention_timer})
+      for (auto* timer : {&m.tick_timer, &m.sweep_timer, &m.reconcile_timer, &m.retention_timer, &m.guard_timer})
         if (*timer) (*timer)->cancel();
     });
   m.pool->stop();
