@@ -26,7 +26,6 @@
 #include <boost/asio/io_context.hpp>
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -139,16 +138,29 @@ std::vector<Op> parse_script(const std::uint8_t* data, std::size_t size) {
   return ops;
 }
 
+// Non-blocking from the start: libFuzzer's -timeout arms a SIGALRM every few
+// seconds, and a blocking connect() it interrupts fails with EINTR while the
+// handshake goes on in the kernel. Waiting in poll() survives the signal.
 int connect_to(std::uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   check(fd >= 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  check(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  return fd;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+  check(errno == EINPROGRESS || errno == EINTR);
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  for (;;) {
+    check(std::chrono::steady_clock::now() < give_up);  // the server stopped accepting
+    pollfd p{fd, POLLOUT, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;  // not yet, or a signal
+    int error = 0;
+    socklen_t length = sizeof error;
+    check(::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0);
+    check(error == 0);  // refused or reset: the listener is gone
+    return fd;
+  }
 }
 
 // One connection: writes the script's ops in order (a repeated op streamed
