@@ -69,7 +69,7 @@ if [ "$which" != mcp ]; then
   done
 fi
 if [ "$which" != client ]; then
-  run_tests mcp "$REPO/mcp" "$REPO"/mcp/dist-test/test/*.test.js
+  run_tests mcp "$REPO/mcp" "$REPO"/mcp/dist-test/mcp/test/*.test.js
 fi
 
 if [ ${#failed[@]} -ne 0 ]; then
