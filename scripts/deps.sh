@@ -23,6 +23,7 @@ build_packages=(
 # chromium: tests/ui drives it headless (DevTools over a pipe); fonts-dejavu-core so its
 # screenshots have glyphs; zlib1g-dev: those tests decode the PNGs.
 # patroni, etcd-server, etcd-client: the local HA stack and its drill (scripts/ha.sh).
+# Node.js and npm are checked by command, below the list.
 test_packages=(
   ccache postgresql-15 openssl curl procps iproute2
   chromium fonts-dejavu-core zlib1g-dev python3 python3-yaml
@@ -46,6 +47,11 @@ missing=()
 for pkg in "${packages[@]}"; do
   [ -n "${installed[$pkg]:-}" ] || missing+=("$pkg")
 done
+# Node.js and npm (the TypeScript client and mcp/): any install will do (the machines come with
+# NodeSource's Node.js 20, whose nodejs package bundles npm); Debian's nodejs and npm when absent.
+if [ "$group" = all ] && ! { command -v node && command -v npm; } >/dev/null; then
+  missing+=(nodejs npm)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "deps.sh: installing ${missing[*]}" >&2

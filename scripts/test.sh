@@ -125,6 +125,23 @@ if [[ " ${trees[*]} " == *" release "* ]]; then
 fi
 # --- end of the Python client block -------------------------------------------------------------
 
+# --- TypeScript client and MCP server (issue #33): clients/typescript/test.sh all ---------------
+# npm ci from the committed lock files, tsc, then node --test against a private stack (the release
+# tree's binaries): the client's unit and integration tests, docs/clients.md's TypeScript
+# examples, and mcp/'s tests through the SDK's own client.
+if [[ " ${trees[*]} " == *" release "* ]]; then
+  echo "== TypeScript client and MCP server: clients/typescript/test.sh all"
+  if GATEWAY_TEST_BIN_DIR=$repo/build/release/bin clients/typescript/test.sh all; then
+    suites+=("typescript client and mcp: passed")
+  else
+    echo "test.sh: the TypeScript client's or the MCP server's tests failed (clients/typescript/test.sh)" >&2
+    suites+=("typescript client and mcp: FAILED")
+    failed=1
+  fi
+  phase_done client-ts
+fi
+# --- end of the TypeScript block ----------------------------------------------------------------
+
 # ---- HA drill (issue #32): scripts/ha.sh up, drill, down ---------------------------------------
 # etcd, three Patroni nodes and two gateways on loopback (build/ha-ci); the primary's Patroni and
 # postmaster SIGKILLed under load, then every property checked at the provider and in the
