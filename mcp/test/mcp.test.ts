@@ -109,6 +109,33 @@ test('a server paused past its lease sends nothing after it resumes', async () =
   }
 });
 
+test('a grant passed by the host and since taken over is refused stale_owner at the gateway; nothing reaches the provider', async () => {
+  const task = fresh('mcp-host-grant');
+  const host = new Gateway({ baseUrl: process.env['GATEWAY_URL']!, token: 'dev-agent-token-a' });
+  const hostTask = await host.claim({ tenant: 'tenant-a', task, owner: 'host', leaseMs: 60_000 });
+  const config = writeConfig(task, { task: { tenant: 'tenant-a', task, grant_token_env: 'MCP_TEST_GRANT' } });
+  const { client } = await connect(config, { MCP_TEST_GRANT: hostTask.grantToken });
+  try {
+    const first = outcomeOf(await client.callTool({ name: 'book_slot', arguments: { slot: fresh('slot'), customer: 'di' } }));
+    assert.equal(first.effect, 'committed', JSON.stringify(first));
+    // The host's lease ends and another owner claims: the grant the server holds is superseded,
+    // and the server has no clock of its own to know it.
+    await hostTask.release();
+    await using successor = await host.claim({ tenant: 'tenant-a', task, owner: 'successor', leaseMs: 60_000 });
+    const slot = fresh('slot');
+    const stale = outcomeOf(await client.callTool({ name: 'book_slot', arguments: { slot, customer: 'di' } }));
+    assert.equal(stale.effect, 'not_executed', JSON.stringify(stale));
+    assert.equal(stale.code, 'stale_owner');
+    assert.match(stale.tell_user, /no longer held the task/);
+    assert.equal((await booking.requestsContaining(slot)).length, 0, 'the provider saw nothing');
+    const rejected = await admin.rejections('tenant-a', task);
+    assert.equal(rejected.length, 1, JSON.stringify(rejected));
+    assert.equal(successor.version, 1, 'the successor sees only the first booking');
+  } finally {
+    await client.close();
+  }
+});
+
 test('a tool call while the authority is down fails without an effect', async () => {
   const task = fresh('mcp-authority');
   const { client } = await connect(writeConfig(task, { gateway: { max_attempts: 2 } }));

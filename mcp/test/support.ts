@@ -28,25 +28,25 @@ export const BOOK_TOOL = {
   body: { slot: '{{slot}}', customer: '{{customer}}' },
 };
 
-export function writeConfig(task: string, extra: { leaseMs?: number; gateway?: Record<string, unknown> } = {}): string {
+export function writeConfig(task: string, extra: { leaseMs?: number; gateway?: Record<string, unknown>; task?: Record<string, unknown> } = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-test-'));
   const file = join(dir, 'mcp.json');
   writeFileSync(
     file,
     JSON.stringify({
       gateway: { base_url: process.env['GATEWAY_URL'], token_env: 'MCP_TEST_AGENT_TOKEN', ...extra.gateway },
-      task: { tenant: 'tenant-a', task, owner: 'mcp-server', lease_ms: extra.leaseMs ?? 60_000 },
+      task: extra.task ?? { tenant: 'tenant-a', task, owner: 'mcp-server', lease_ms: extra.leaseMs ?? 60_000 },
       tools: [BOOK_TOOL],
     }),
   );
   return file;
 }
 
-export async function connect(configFile: string): Promise<{ client: Client; transport: StdioClientTransport }> {
+export async function connect(configFile: string, env: Record<string, string> = {}): Promise<{ client: Client; transport: StdioClientTransport }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MAIN, '--config', configFile],
-    env: { ...(process.env as Record<string, string>), MCP_TEST_AGENT_TOKEN: 'dev-agent-token-a' },
+    env: { ...(process.env as Record<string, string>), MCP_TEST_AGENT_TOKEN: 'dev-agent-token-a', ...env },
     stderr: 'inherit',
   });
   const client = new Client({ name: 'mcp-tests', version: '0.0.0' });

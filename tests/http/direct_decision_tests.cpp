@@ -18,11 +18,15 @@ using namespace gw::test;
 namespace {
 
 // One I/O thread, so the connection a claim is served on is the one whose
-// lane the test has seen open; `direct` connections on it.
+// lane the test has seen open; `direct` connections on it. A decision goes
+// to the pool while a pool job waits for its worker: the authority guard's
+// re-read (every 200 ms by default) is made rare, so the counts here are the
+// claims' own.
 GatewayOptions one_thread(int direct) {
   return {.manual_clock = true, .edit = [=](nlohmann::json& c) {
             c["http"]["io_threads"] = 1;
             c["database"]["direct_connections"] = direct;
+            c["database"]["guard_interval_ms"] = 60000;
             c["database"]["lock_timeout_ms"] = 600000;
             c["database"]["statement_timeout_ms"] = 600000;
           }};

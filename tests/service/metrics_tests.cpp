@@ -139,3 +139,26 @@ TEST_CASE("metrics: every family once, with the counted values, whatever was cou
   CHECK(s.at("gateway_operations_resolved_total{source=\"lookup\",outcome=\"succeeded\"}") == "1");
   CHECK(s.at("gateway_events_total{event=\"authority_unavailable\"}") == "1");
 }
+
+TEST_CASE("metrics: every event and each provider's outcomes are exported at zero before the first count") {
+  // An alert's increase() needs the series before its first event, or the first one never pages
+  // (docs/operations.md, "Alert rules": outcome_record_failed, authority_guard_tripped, ...).
+  Metrics m;
+  m.declare_providers({"booking", "crm"});
+  const auto s = parse_exposition(m.render({}));
+  for (const auto event : Metrics::events)
+    CHECK_MESSAGE(s.at("gateway_events_total{event=\"" + std::string(event) + "\"}") == "0", event);
+  for (const char* alerted : {"outcome_record_failed", "outcome_unrecorded_at_stop", "authority_guard_tripped"})
+    CHECK(s.count("gateway_events_total{event=\"" + std::string(alerted) + "\"}") == 1);
+  for (const char* provider : {"booking", "crm"})
+    for (const auto outcome : Metrics::outcomes)
+      CHECK(s.at("gateway_provider_outcomes_total{provider=\"" + std::string(provider) + "\",outcome=\"" +
+                 std::string(outcome) + "\"}") == "0");
+  // Counting moves the declared series; declaring again resets nothing.
+  m.count_event("outcome_record_failed");
+  m.count_outcome("booking", "unknown");
+  m.declare_providers({"booking"});
+  const auto after = parse_exposition(m.render({}));
+  CHECK(after.at("gateway_events_total{event=\"outcome_record_failed\"}") == "1");
+  CHECK(after.at("gateway_provider_outcomes_total{provider=\"booking\",outcome=\"unknown\"}") == "1");
+}

@@ -26,6 +26,16 @@ void Metrics::count(PairCounts& counts, std::string_view first, std::string_view
   ++it->second;
 }
 
+Metrics::Metrics() {
+  for (const auto event : events) events_.emplace(event, 0);
+}
+
+void Metrics::declare_providers(const std::vector<std::string>& providers) {
+  std::lock_guard lock(mutex_);
+  for (const auto& provider : providers)
+    for (const auto outcome : outcomes) outcomes_.emplace(LabelPair(provider, outcome), 0);
+}
+
 void Metrics::count_reply(const std::string& route, std::string_view code, std::chrono::nanoseconds took) {
   std::lock_guard lock(mutex_);
   count(replies_, route, code);

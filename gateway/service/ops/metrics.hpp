@@ -25,6 +25,28 @@ namespace gw {
 
 class Metrics {
  public:
+  // Every event count_event is given. Each is exported at zero from the
+  // start: an alert's increase() over a series that first appears at 1 sees
+  // no increase, so the first outcome_record_failed would never page.
+  static constexpr auto events = std::to_array<std::string_view>({
+      "authority_unavailable", "database_lost", "database_regained",
+      "outcome_record_waiting", "outcome_record_failed", "outcome_unrecorded_at_stop",
+      "operations_held", "operations_swept", "sweep_failed",
+      "lookups", "lookup_failed", "reconcile_failed", "operations_reconciled",
+      "provider_reply_withheld", "rejection_unrecorded",
+      "operations_resolved_by_operator", "operations_resolved_by_webhook", "webhooks_refused",
+      "retention_operations_removed", "retention_rejections_removed", "retention_webhooks_removed",
+      "retention_failed",
+      "authority_primary_changed", "authority_regained", "without_authority_ms",
+      "authority_guard_tripped", "authority_guard_refused", "authority_guard_overridden",
+      "authority_guard_state_unwritten"});
+  // The outcomes count_outcome classifies a protected attempt as.
+  static constexpr auto outcomes = std::to_array<std::string_view>({"succeeded", "rejected", "not_executed", "unknown"});
+
+  Metrics();
+  // Each provider's outcome series at zero, for the same reason as events.
+  void declare_providers(const std::vector<std::string>& providers);
+
   void count_reply(const std::string& route, std::string_view code, std::chrono::nanoseconds took);
   void count_event(const std::string& name, std::uint64_t n = 1);
   // One forwarded exchange (protected or not): its time, whatever it ended in.

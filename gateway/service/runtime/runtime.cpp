@@ -347,6 +347,11 @@ std::uint16_t Runtime::start() {
     log_event("tls_loaded", {{"certificate", loaded.certificate}});
   }
   m.migrate();
+  {
+    std::vector<std::string> providers;
+    for (const auto& provider : m.config.providers) providers.push_back(provider.name);
+    m.metrics.declare_providers(providers);
+  }
   const auto& d = m.config.database;
   m.guard = std::make_unique<AuthorityGuard>(d.guard_state_file, [&metrics = m.metrics](const std::string& event,
                                                                                          const nlohmann::json& fields) {
