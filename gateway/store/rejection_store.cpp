@@ -54,8 +54,9 @@ RejectionPage RejectionStore::list(Session& s, const RejectionFilter& f) {
       " FROM rejections"
       " WHERE ($1::text IS NULL OR tenant = $1) AND ($2::text IS NULL OR task = $2)"
       " AND ($3::text IS NULL OR code = $3) AND ($4::bigint IS NULL OR recorded_ms >= $4)"
-      " AND ($5::bigint IS NULL OR (recorded_ms, id) > ($5, $6))"
-      " ORDER BY recorded_ms, id LIMIT $7";
+      " AND ($5::bigint IS NULL OR (recorded_ms, id) < ($5, $6))"
+      // Newest first: the operator on call wants what just happened, not page 40.
+      " ORDER BY recorded_ms DESC, id DESC LIMIT $7";
   std::optional<std::string> code;
   if (f.code) code = std::string(name(*f.code));
   std::optional<std::int64_t> after_ms, after_id;

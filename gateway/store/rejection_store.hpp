@@ -59,7 +59,7 @@ struct RejectionFilter {
 };
 
 struct RejectionPage {
-  std::vector<RecordedRejection> rejections;  // oldest first
+  std::vector<RecordedRejection> rejections;  // newest first
   std::int64_t now_ms = 0;                    // authority time of the listing
   bool more = false;                          // another page follows the last row
 };

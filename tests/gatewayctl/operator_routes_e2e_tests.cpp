@@ -191,6 +191,8 @@ TEST_CASE("gatewayctl rejections: a stale owner's attempt with the grant it pres
   CHECK(rows[0]["code"] == "stale_owner");
   CHECK(rows[0]["owner"] == "region-a");  // the grant presented, not the newest
   CHECK(rows[0]["epoch"] == 1);
+  CHECK(rows[0]["operation"] == "late-2");  // newest first
+  CHECK(rows[1]["operation"] == "late-1");
 
   auto table = r.ctl({"rejections", "--task", "task-r", "--code", "stale_owner"});
   CHECK(table.exit_code == 0);

@@ -285,17 +285,18 @@ TEST_CASE("rejection audit: refusals before the admission are kept too, with wha
     CHECK(row["request_id"].is_string());
     CHECK(row["authority_ms"] == 1000);
   }
-  CHECK(rows[0]["code"] == "invalid_grant");
-  CHECK(rows[0]["owner"].is_null());
-  CHECK(rows[1]["code"] == "invalid_grant");
-  CHECK(rows[1]["owner"].is_null());
-  CHECK(rows[2]["code"] == "missing_idempotency_key");
-  CHECK(rows[2]["owner"] == "region-a");
-  CHECK(rows[2]["epoch"] == claimed["grant"]["epoch"]);
-  CHECK(rows[2]["operation"].is_null());
-  CHECK(rows[3]["code"] == "invalid_request");
-  CHECK(rows[3]["operation"] == "op-1");
-  CHECK(rows[3]["expected_version"].is_null());
+  // Newest first.
+  CHECK(rows[3]["code"] == "invalid_grant");
+  CHECK(rows[3]["owner"].is_null());
+  CHECK(rows[2]["code"] == "invalid_grant");
+  CHECK(rows[2]["owner"].is_null());
+  CHECK(rows[1]["code"] == "missing_idempotency_key");
+  CHECK(rows[1]["owner"] == "region-a");
+  CHECK(rows[1]["epoch"] == claimed["grant"]["epoch"]);
+  CHECK(rows[1]["operation"].is_null());
+  CHECK(rows[0]["code"] == "invalid_request");
+  CHECK(rows[0]["operation"] == "op-1");
+  CHECK(rows[0]["expected_version"].is_null());
   CHECK(provider.requests().empty());
 }
 

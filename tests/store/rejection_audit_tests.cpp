@@ -111,7 +111,7 @@ TEST_CASE("rejection audit: a refusal before any admission is recorded without t
   CHECK(page.rejections[0].rejection.request_id == "req-9");
 }
 
-TEST_CASE("rejection listing: filters by tenant, task, code and since, and pages by cursor") {
+TEST_CASE("rejection listing: newest first, filters by tenant, task, code and since, and pages by cursor") {
   StoreFixture f;
   // Expired grants on three tasks of two tenants, refused at times 10..90.
   auto a1 = f.claim("tenant-a", "task-1", "region-a", 0, 5);
@@ -143,28 +143,28 @@ TEST_CASE("rejection listing: filters by tenant, task, code and since, and pages
   };
   auto list = [&](RejectionFilter filter) { return f.rejections.list(f.session, filter); };
 
-  CHECK(ops(list({})) == "op-0,op-1,op-2,op-3,op-4,op-5,op-6,op-7,op-s");
+  CHECK(ops(list({})) == "op-s,op-7,op-6,op-5,op-4,op-3,op-2,op-1,op-0");
   RejectionFilter by_tenant;
   by_tenant.tenant = "tenant-b";
-  CHECK(ops(list(by_tenant)) == "op-2,op-5");
+  CHECK(ops(list(by_tenant)) == "op-5,op-2");
   RejectionFilter by_task;
   by_task.tenant = "tenant-a";
   by_task.task = "task-1";
-  CHECK(ops(list(by_task)) == "op-0,op-3,op-4,op-7,op-s");
+  CHECK(ops(list(by_task)) == "op-s,op-7,op-4,op-3,op-0");
   RejectionFilter task_only;
   task_only.task = "task-1";
-  CHECK(ops(list(task_only)) == "op-0,op-2,op-3,op-4,op-5,op-7,op-s");
+  CHECK(ops(list(task_only)) == "op-s,op-7,op-5,op-4,op-3,op-2,op-0");
   RejectionFilter by_code;
   by_code.code = Code::stale_owner;
   CHECK(ops(list(by_code)) == "op-s");
   RejectionFilter since;
   since.since_ms = 40;  // at or after
-  CHECK(ops(list(since)) == "op-3,op-4,op-5,op-6,op-7,op-s");
+  CHECK(ops(list(since)) == "op-s,op-7,op-6,op-5,op-4,op-3");
   RejectionFilter combined;
   combined.tenant = "tenant-a";
   combined.code = Code::expired_owner;
   combined.since_ms = 41;
-  CHECK(ops(list(combined)) == "op-6,op-7");
+  CHECK(ops(list(combined)) == "op-7,op-6");
   RejectionFilter nothing;
   nothing.tenant = "tenant-z";
   auto empty = list(nothing);
@@ -172,7 +172,7 @@ TEST_CASE("rejection listing: filters by tenant, task, code and since, and pages
   CHECK_FALSE(empty.more);
   CHECK(empty.now_ms == 95);
 
-  // Pages of 2 with the cursor of the last row: every row once, in order,
+  // Pages of 2 with the cursor of the last row: every row once, newest first,
   // including the two recorded at the same time (40).
   RejectionFilter paged;
   paged.limit = 2;
@@ -189,7 +189,7 @@ TEST_CASE("rejection listing: filters by tenant, task, code and since, and pages
     paged.after = RejectionCursor{last.recorded_ms, last.id};
   }
   CHECK(pages == 5);
-  CHECK(seen == "op-0,op-1,op-2,op-3,op-4,op-5,op-6,op-7,op-s");
+  CHECK(seen == "op-s,op-7,op-6,op-5,op-4,op-3,op-2,op-1,op-0");
 
   // A page that ends exactly at the last row says there is no more.
   RejectionFilter exact;

@@ -124,6 +124,9 @@ TEST_CASE("operator page: a held operation from a real provider fault is listed,
   second.key = "op-second";
   second.rest = "/bookings";
   check_problem(send(c, second), 409, "unresolved_operation");
+  Write third = second;
+  third.key = "op-third";
+  check_problem(send(c, third), 409, "unresolved_operation");
 
   Chromium chromium("resolve");
   Tab& tab = chromium.tab;
@@ -153,13 +156,15 @@ TEST_CASE("operator page: a held operation from a real provider fault is listed,
   CHECK(held[0][10] == "1");
   CHECK(text_of(tab, "held-status") == "1 held operation");
 
+  // Newest first: what was refused last is the first row.
   const auto rejected = rows(tab, "rejections-table");
-  REQUIRE(rejected.size() == 1);
-  CHECK(rejected[0][1] == "tenant-a");
-  CHECK(rejected[0][2] == hostile_task);
-  CHECK(rejected[0][3] == "op-second");
-  CHECK(rejected[0][4] == "unresolved_operation");
-  CHECK(rejected[0][5].get<std::string>().starts_with("region-eu epoch 1 realm "));
+  REQUIRE(rejected.size() == 2);
+  CHECK(rejected[0][3] == "op-third");
+  CHECK(rejected[1][3] == "op-second");
+  CHECK(rejected[1][1] == "tenant-a");
+  CHECK(rejected[1][2] == hostile_task);
+  CHECK(rejected[1][4] == "unresolved_operation");
+  CHECK(rejected[1][5].get<std::string>().starts_with("region-eu epoch 1 realm "));
   check_no_markup(tab);
   screenshot(tab, "operator-page-2-held");
 
