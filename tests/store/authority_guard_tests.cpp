@@ -61,9 +61,13 @@ std::string guard_sql(const std::string& url, const std::string& sql) {
   return r.empty() || r[0][0].is_null() ? "" : r[0][0].c_str();
 }
 
-// Whether `standby` has replayed everything `primary` has written so far.
+// Whether `standby` has replayed everything `primary` has inserted so far.
+// The insert position, not pg_current_wal_lsn (the write position): the test
+// clusters run with synchronous_commit off, so a commit just acknowledged can
+// still sit in the WAL buffers, past the write position (the CI failure of
+// stop 36: the standby was "caught up" without task-1's grant).
 bool caught_up(const std::string& primary, const std::string& standby) {
-  const auto at = guard_sql(primary, "SELECT pg_current_wal_lsn()::text");
+  const auto at = guard_sql(primary, "SELECT pg_current_wal_insert_lsn()::text");
   return eventually([&] {
     return guard_sql(standby, "SELECT (pg_last_wal_replay_lsn() >= '" + at + "'::pg_lsn)::text") == "true";
   });
@@ -136,6 +140,7 @@ TEST_CASE("authority guard: a lagging asynchronous standby promoted while behind
 
   // Promoted while behind: it lacks the renewal the gateway acknowledged.
   REQUIRE(guard_sql(standby.url(), "SELECT pg_promote(true, 60)::text") == "true");
+  REQUIRE(task_exists(standby.url(), "task-1"));
   const std::string lease = "SELECT expires_at_ms FROM tasks WHERE task = 'task-1'";
   REQUIRE(std::stoll(guard_sql(standby.url(), lease)) < std::stoll(guard_sql(primary.url(), lease)));
   INFO(events.log);
