@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // write-gateway-mcp --config FILE [--http PORT]: the MCP server on stdio (default) or on
 // Streamable HTTP at http://127.0.0.1:PORT/mcp (stateless: each request its own transport,
-// one task handle for all). Stops (releasing a task it claimed) on SIGINT/SIGTERM or stdin's end.
+// one task handle for all; only for clients with the bearer token in MCP_HTTP_TOKEN, see
+// http_guard.ts). Stops (releasing a task it claimed) on SIGINT/SIGTERM or stdin's end.
 
 import { createServer as createHttpServer } from 'node:http';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { loadConfig } from './config.js';
+import { checkHttpRequest, httpToken, parsePort } from './http_guard.js';
 import { Ownership } from './ownership.js';
 import { createServer } from './server.js';
 
@@ -41,9 +43,27 @@ if (httpPort === undefined) {
   server.onclose = stop;
   await server.connect(new StdioServerTransport());
 } else {
+  const port = parsePort(httpPort);
+  const secret = httpToken(process.env);
+  if (port === undefined) {
+    console.error(`--http: not a port: ${httpPort}`);
+    process.exit(2);
+  }
+  if ('error' in secret) {
+    console.error(secret.error);
+    process.exit(2);
+  }
+  let listeningOn = port;
   const http = createHttpServer(async (req, res) => {
-    if (req.url !== '/mcp') {
-      res.writeHead(404).end();
+    const verdict = checkHttpRequest(
+      { url: req.url, host: req.headers.host, origin: req.headers.origin, authorization: req.headers.authorization },
+      listeningOn,
+      secret.token,
+    );
+    if (!verdict.ok) {
+      const headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8' };
+      if (verdict.status === 401) headers['www-authenticate'] = 'Bearer';
+      res.writeHead(verdict.status, headers).end(`${verdict.reason}\n`);
       return;
     }
     const server = createServer(config, ownership);
@@ -53,9 +73,9 @@ if (httpPort === undefined) {
     await transport.handleRequest(req, res);
   });
   // --http 0 takes a free port: the line below names the one it got.
-  http.listen(Number(httpPort), '127.0.0.1', () => {
+  http.listen(port, '127.0.0.1', () => {
     const address = http.address();
-    const port = typeof address === 'object' && address !== null ? address.port : httpPort;
-    console.error(`write-gateway-mcp listening on http://127.0.0.1:${port}/mcp`);
+    if (typeof address === 'object' && address !== null) listeningOn = address.port;
+    console.error(`write-gateway-mcp listening on http://127.0.0.1:${listeningOn}/mcp`);
   });
 }

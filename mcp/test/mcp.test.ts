@@ -7,12 +7,27 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { admin, authority, booking, eventually } from '../../clients/typescript/test/support.js';
 import { Gateway } from 'write-gateway-client';
 import { BOOK_TOOL, MAIN, connect, fresh, outcomeOf, writeConfig } from './support.js';
 
-test('tools/list matches the config (plus the optional intent_id), over stdio and Streamable HTTP', async () => {
+// A POST with exactly these headers (node:http lets a test set Host, which fetch does not).
+function rawPost(url: URL, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers, setHost: !('host' in headers) }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test('tools/list matches the config (plus the optional intent_id), over stdio and over Streamable HTTP for its token holders only', async () => {
   const config = writeConfig(fresh('mcp-list'));
   const { client } = await connect(config);
   try {
@@ -27,8 +42,17 @@ test('tools/list matches the config (plus the optional intent_id), over stdio an
     await client.close();
   }
 
+  // Without its bearer token the HTTP transport does not start.
+  const untokened = spawnSync(process.execPath, [MAIN, '--config', config, '--http', '0'], {
+    env: { ...process.env, MCP_TEST_AGENT_TOKEN: 'dev-agent-token-a', MCP_HTTP_TOKEN: '' },
+    encoding: 'utf8',
+  });
+  assert.equal(untokened.status, 2);
+  assert.match(untokened.stderr, /MCP_HTTP_TOKEN/);
+
+  const httpToken = 'mcp-http-test-token-0123456789';
   const child = spawn(process.execPath, [MAIN, '--config', config, '--http', '0'], {
-    env: { ...process.env, MCP_TEST_AGENT_TOKEN: 'dev-agent-token-a' },
+    env: { ...process.env, MCP_TEST_AGENT_TOKEN: 'dev-agent-token-a', MCP_HTTP_TOKEN: httpToken },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   try {
@@ -41,8 +65,23 @@ test('tools/list matches the config (plus the optional intent_id), over stdio an
       });
       child.on('exit', () => reject(new Error(`the HTTP server exited: ${said}`)));
     });
+    // Refused before MCP sees it: no token, a wrong token, another Host (DNS rebinding), another Origin.
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    const target = new URL(url);
+    const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const refusals: [Record<string, string>, number][] = [
+      [{}, 401],
+      [{ authorization: 'Bearer not-the-token-at-all' }, 401],
+      [{ authorization: `Bearer ${httpToken}`, host: `evil.example:${target.port}` }, 403],
+      [{ authorization: `Bearer ${httpToken}`, origin: 'http://evil.example' }, 403],
+    ];
+    for (const [headers, status] of refusals) {
+      const reply = await rawPost(target, { ...mcpHeaders, ...headers }, list);
+      assert.equal(reply.status, status, JSON.stringify(headers));
+      assert.doesNotMatch(reply.body, /book_slot/);
+    }
     const http = new Client({ name: 'mcp-tests-http', version: '0.0.0' });
-    await http.connect(new StreamableHTTPClientTransport(new URL(url)));
+    await http.connect(new StreamableHTTPClientTransport(target, { requestInit: { headers: { authorization: `Bearer ${httpToken}` } } }));
     const { tools } = await http.listTools();
     assert.deepEqual(tools.map((t) => t.name), [BOOK_TOOL.name]);
     await http.close();

@@ -1,10 +1,12 @@
-// The pure parts: operation identity, templates, argument checks, config errors.
+// The pure parts: operation identity, templates, argument checks, config errors, the HTTP
+// transport's request check.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { argumentProblems } from '../src/arguments.js';
 import { parseConfig } from '../src/config.js';
+import { checkHttpRequest, httpToken, parsePort, type HttpRequestHead } from '../src/http_guard.js';
 import { canonicalJson, operationId } from '../src/identity.js';
 import { fillBody, fillPath } from '../src/template.js';
 
@@ -54,4 +56,34 @@ test('the example config of docs/mcp.md loads, its templates fill from valid arg
   assert.deepEqual(argumentProblems({ contact_id: 'c 1', name: 'Ada' }, contact.inputSchema), []);
   assert.equal(fillPath(contact.path, { contact_id: 'c 1' }), '/contacts/c%201');
   assert.deepEqual(fillBody(contact.body, { name: 'Ada' }), { name: 'Ada' }, 'an optional argument left out is left out');
+});
+
+test('the HTTP transport answers only its own loopback name, its own origin and its bearer token', () => {
+  const token = 'http-token-0123456789';
+  const good: HttpRequestHead = { url: '/mcp', host: '127.0.0.1:4100', origin: undefined, authorization: `Bearer ${token}` };
+  assert.deepEqual(checkHttpRequest(good, 4100, token), { ok: true });
+  assert.deepEqual(checkHttpRequest({ ...good, host: 'LOCALHOST:4100', origin: 'http://localhost:4100' }, 4100, token), { ok: true });
+  const refused = (head: Partial<HttpRequestHead>) => checkHttpRequest({ ...good, ...head }, 4100, token);
+  assert.equal((refused({ url: '/other' }) as { status: number }).status, 404);
+  assert.equal((refused({ url: '/mcp?x=1' }) as { status: number }).status, 404);
+  // DNS rebinding: a page of evil.example resolved to 127.0.0.1 sends its own Host.
+  assert.equal((refused({ host: 'evil.example:4100' }) as { status: number }).status, 403);
+  assert.equal((refused({ host: '127.0.0.1:4101' }) as { status: number }).status, 403);
+  assert.equal((refused({ host: undefined }) as { status: number }).status, 403);
+  assert.equal((refused({ origin: 'http://evil.example' }) as { status: number }).status, 403);
+  assert.equal((refused({ origin: 'null' }) as { status: number }).status, 403);
+  for (const authorization of [undefined, '', 'Bearer', `Bearer ${token}x`, `bearer ${token}`, `Basic ${token}`, `Bearer ${token} `]) {
+    assert.equal((refused({ authorization }) as { status: number }).status, 401, String(authorization));
+  }
+});
+
+test('the HTTP transport needs a port and a token of at least 16 printable characters', () => {
+  assert.equal(parsePort('0'), 0);
+  assert.equal(parsePort('65535'), 65535);
+  for (const bad of ['', '-1', '65536', '80x', ' 80', '1e3', '0x50']) assert.equal(parsePort(bad), undefined, bad);
+  assert.deepEqual(httpToken({ MCP_HTTP_TOKEN: 'abcdefghijklmnop' }), { token: 'abcdefghijklmnop' });
+  assert.deepEqual(httpToken({ MCP_HTTP_TOKEN_ENV: 'MY_TOKEN', MY_TOKEN: 'abcdefghijklmnopq' }), { token: 'abcdefghijklmnopq' });
+  assert.match((httpToken({}) as { error: string }).error, /MCP_HTTP_TOKEN/);
+  assert.match((httpToken({ MCP_HTTP_TOKEN: 'short' }) as { error: string }).error, /at least 16/);
+  assert.match((httpToken({ MCP_HTTP_TOKEN: 'has a space in it ok' }) as { error: string }).error, /at least 16/);
 });
