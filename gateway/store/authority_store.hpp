@@ -64,6 +64,7 @@ struct FreshClaim {
   std::optional<ClaimResult> answer(const Row& row);
   static std::optional<ClaimResult> refused(const std::string& sqlstate);
 };
+static_assert(OneStatementDecision<FreshClaim, pqxx::row>);
 
 class AuthorityStore {
  public:

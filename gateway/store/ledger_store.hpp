@@ -138,6 +138,7 @@ struct NewAdmission {
   std::optional<AdmissionResult> answer(const Row& row);
   static std::optional<AdmissionResult> refused(const std::string&) { return std::nullopt; }
 };
+static_assert(OneStatementDecision<NewAdmission, pqxx::row>);
 
 // The usual outcome, of the attempt in flight at the rows its admission
 // wrote, as one statement sent alone (autocommit) that reads the task and
@@ -171,6 +172,7 @@ struct OutcomeAtRows {
   bool unfinished() const { return attempt_by_key; }
   void finish(Session& s);
 };
+static_assert(OneStatementDecision<OutcomeAtRows, pqxx::row> && LeavesAWrite<OutcomeAtRows, Session>);
 
 class LedgerStore {
  public:

@@ -5,8 +5,11 @@
 
 #include <pqxx/pqxx>
 
+#include <concepts>
+#include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace gw {
@@ -25,8 +28,35 @@ pqxx::result exec_prepared(pqxx::transaction_base& tx, const Statement& statemen
   return tx.exec_prepared(statement.name, std::forward<Args>(args)...);
 }
 
-// A decision's one statement (`ask.statement`, `ask.args()`: a tuple), sent
-// through libpqxx; service/db/pg_connection.hpp sends the same ask itself.
+template <class T>
+inline constexpr bool is_optional_v = false;
+template <class T>
+inline constexpr bool is_optional_v<std::optional<T>> = true;
+
+// A decision made by one statement sent alone (autocommit): it states its
+// SQL (`statement`), its arguments in order (`args()`, a tuple), what its
+// one row means (`answer(row)`: nullopt when the full decision in a
+// transaction is needed) and what a failure with a SQLSTATE means instead
+// (`refused(sqlstate)`: nullopt when the error stands). `Row` is libpqxx's
+// row or store/pg_result.hpp's PgRow: the same ask is sent through either.
+template <class S, class Row>
+concept OneStatementDecision = requires(S& s, const S& read, const Row& row, const std::string& sqlstate) {
+  { read.statement } -> std::convertible_to<const Statement&>;
+  { std::tuple_size<std::remove_cvref_t<decltype(read.args())>>::value } -> std::convertible_to<std::size_t>;
+  { s.answer(row) } -> std::same_as<decltype(S::refused(sqlstate))>;
+  requires is_optional_v<decltype(S::refused(sqlstate))>;
+};
+
+// A one-statement decision that may leave a write its statement could not
+// make (`unfinished()`), made afterwards on a worker (`finish(session)`).
+template <class S, class Session>
+concept LeavesAWrite = requires(S& s, const S& read, Session& session) {
+  { read.unfinished() } -> std::same_as<bool>;
+  s.finish(session);
+};
+
+// A decision's one statement, sent through libpqxx; service/db/pg_connection.hpp
+// sends the same ask itself.
 template <class Ask>
 pqxx::result exec_ask(pqxx::transaction_base& tx, const Ask& ask) {
   return std::apply([&](const auto&... args) { return exec_prepared(tx, ask.statement, args...); }, ask.args());

@@ -23,6 +23,18 @@
 
 namespace gw {
 
+// What `make()` returns, without the optional it may come in.
+template <class Made>
+struct AskOf {
+  using type = Made;
+};
+template <class T>
+struct AskOf<std::optional<T>> {
+  using type = T;
+};
+template <class MakeAsk>
+using ask_of_t = typename AskOf<std::invoke_result_t<MakeAsk&>>::type;
+
 class Database {
  public:
   // `metrics`, when given, counts conflict retries and give-ups.
@@ -58,16 +70,15 @@ class Database {
   // decide_shared(), first tried as one statement alone on a connection
   // this I/O thread drives itself (service/db/direct_lanes.hpp), when one is
   // free and no decision is waiting in the pool to share a commit with.
-  // `ask()` makes the statement (or an empty optional of it, when it does
-  // not apply to this decision): an object with `statement`, `args()`,
-  // `answer(row)` (nullopt: the full decision is needed) and
-  // `refused(sqlstate)` (what an error means instead, if anything). The
+  // `ask()` makes the statement, a OneStatementDecision (store/prepared.hpp),
+  // or an empty optional of it when it does not apply to this decision. The
   // pool makes the decision otherwise, `alone(session, tried)` told whether
-  // the statement already ran and answered nullopt. An ask with
-  // `unfinished()` and `finish(session)` has what it could not write in its
-  // statement written on a worker after a direct answer.
-  template <class Ask, class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&, bool>>
-  asio::awaitable<R> decide_direct(Ask ask, Alone alone, InTx in_tx, Lane lane = Lane::request) {
+  // the statement already ran and answered nullopt. An ask that LeavesAWrite
+  // has it written on a worker after a direct answer.
+  template <class MakeAsk, class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&, bool>>
+    requires OneStatementDecision<ask_of_t<MakeAsk>, PgRow> &&
+             std::same_as<std::optional<R>, decltype(std::declval<ask_of_t<MakeAsk>&>().answer(std::declval<PgRow>()))>
+  asio::awaitable<R> decide_direct(MakeAsk ask, Alone alone, InTx in_tx, Lane lane = Lane::request) {
     co_return co_await retried<R>([&]() -> asio::awaitable<R> {
       bool tried = false;
       if (direct_ && pool_.queued(lane) == 0)
@@ -131,7 +142,7 @@ class Database {
     if (metrics_) metrics_->count_direct_decision();
     // What the statement could not write itself, if anything, committed on
     // its own after it, on a worker.
-    if constexpr (requires(Ask& x, Session& s) { x.finish(s); })
+    if constexpr (LeavesAWrite<Ask, Session>)
       if (a.unfinished()) {
         auto finish = finisher(a);
         co_await submit<bool>(finish, static_cast<NotShared*>(nullptr), lane);
