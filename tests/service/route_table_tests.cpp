@@ -125,3 +125,22 @@ TEST_CASE("route table: the gated routes and the route that takes any method") {
   for (const auto& route : route_table())
     if (route.id != RouteId::proxy) CHECK_FALSE(route.method.empty());
 }
+
+TEST_CASE("route table: every route names who may call it, and the admin and tenant paths are never open") {
+  for (const auto& route : route_table()) {
+    CAPTURE(route.path);
+    const std::string_view path = route.path;
+    if (path.starts_with("/v1/admin/")) {
+      CHECK(route.audience == Audience::operator_);
+    } else if (path.starts_with("/v1/tenants/")) {
+      // Only the diagnostic view is also an operator's; every other tenant
+      // route is the tenant's agents' alone.
+      CHECK(route.audience == (route.id == RouteId::task ? Audience::agent_or_operator : Audience::agent));
+    } else if (path.starts_with("/v1/webhooks/")) {
+      CHECK(route.audience == Audience::provider);
+    } else {
+      CHECK_FALSE(path.starts_with("/v1/"));
+      CHECK(route.audience == Audience::anyone);
+    }
+  }
+}

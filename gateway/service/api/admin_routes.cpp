@@ -55,7 +55,6 @@ std::string why_held(const HeldOperation& op, std::int64_t now_ms) {
 }  // namespace
 
 App::Reply App::held_operations(Call& call) {
-  require_operator(call);
   auto filter = held_filter(call.target.query);
   auto page = co_await db(call).once([&](Session& session) { return deps_.held.list(session, filter); });
   auto rows = nlohmann::json::array();

@@ -38,22 +38,25 @@ double millis(std::chrono::nanoseconds d) {
 
 }  // namespace
 
+void App::identify(Call& call) {
+  auto id = call.request.header("X-Request-Id");
+  call.request_id = id && is_label(*id) ? std::string(*id) : random_hex(12);
+  call.trace = continue_trace(all_headers(call.request.headers, "traceparent"),
+                              all_headers(call.request.headers, "tracestate"), random_hex(16));
+}
+
 App::Reply App::handle(http::Request request) {
   const auto started = std::chrono::steady_clock::now();
   Call call;
-  auto id = request.header("X-Request-Id");
-  call.request_id = id && is_label(*id) ? std::string(*id) : random_hex(12);
-  call.trace = continue_trace(all_headers(request.headers, "traceparent"), all_headers(request.headers, "tracestate"),
-                              random_hex(16));
   call.request = std::move(request);
+  identify(call);
   std::optional<http::Response> reply;
   try {
-    auto target = split_target(call.request.target);
-    if (!target) throw Rejection(Code::invalid_request, "request target is not a valid origin-form path");
-    call.target = std::move(*target);
-    if (const auto handler = dispatch(call, reply)) reply = co_await (this->*handler)(call);
+    const auto handler = admit(call);
+    reply = co_await (this->*handler)(call);
   } catch (const Rejection& r) {
     reply = http::problem(r.code, r.what());
+    if (!r.allow.empty()) reply->set("Allow", r.allow);
   } catch (const AuthorityRefused& e) {
     // The authority regression guard (store/authority_guard.hpp): why, by name.
     call.error = e.what();
@@ -126,49 +129,18 @@ asio::awaitable<upstream::Result> App::forward(Call& call, const ProviderRoute& 
 std::optional<http::Response> App::screen(const http::Request& head) {
   Call call;
   call.request = head;
-  auto id = head.header("X-Request-Id");
-  call.request_id = id && is_label(*id) ? std::string(*id) : random_hex(12);
-  call.trace = continue_trace(all_headers(head.headers, "traceparent"), all_headers(head.headers, "tracestate"),
-                              random_hex(16));
+  identify(call);
   std::optional<http::Response> refusal;
-  std::string_view allow;
   try {
-    auto target = split_target(head.target);
-    if (!target) throw Rejection(Code::invalid_request, "request target is not a valid origin-form path");
-    call.target = std::move(*target);
-    const auto route = route_for(call.target.segments);
-    if (!route) throw Rejection(Code::not_found, "no such route");
-    call.route = route->name;
-    if (!route->method.empty() && head.method != route->method) {
-      allow = route->method;
-      throw Rejection(Code::method_not_allowed, "use " + std::string(route->method) + " here");
-    }
-    const auto& s = call.target.segments;
-    if (route->name.starts_with("admin")) {
-      require_operator(call);
-    } else if (s.size() >= 5 && s[0] == "v1" && s[1] == "tenants") {
-      require_agent_for(call, task_scope(call).tenant);
-      if (route->name == "proxy") {
-        const auto providers = providers_.current();
-        auto found = providers->routes.find(s[6]);
-        if (found == providers->routes.end()) throw Rejection(Code::not_found, "no provider named '" + s[6] + "'");
-        const ProviderConfig& config = *found->second.config;
-        if (!config.credential_for(s[2]))
-          throw Rejection(Code::forbidden, "provider " + config.name + " has no account for tenant " + s[2]);
-        auto length = head.header("Content-Length");
-        if (length && decimal_integer(*length).value_or(0) > static_cast<std::int64_t>(config.max_request_body_bytes))
-          throw Rejection(Code::payload_too_large, "request body exceeds this provider's " +
-                                                       std::to_string(config.max_request_body_bytes) + " bytes");
-      }
-    }
+    admit(call);
   } catch (const Rejection& r) {
     refusal = http::problem(r.code, r.what());
+    if (!r.allow.empty()) refusal->set("Allow", r.allow);
   } catch (const std::exception& e) {
     call.error = e.what();
     refusal = http::problem(Code::internal_error, "internal error; see the gateway log");
   }
   if (refusal) {
-    if (!allow.empty()) refusal->set("Allow", std::string(allow));
     refusal->set("X-Request-Id", call.request_id);
     deps_.metrics.count_reply(call.route, refusal->header("Gateway-Status").value_or("refused"),
                               std::chrono::steady_clock::duration::zero());
@@ -210,22 +182,21 @@ std::optional<App::Route> App::route_for(const std::vector<std::string>& s) cons
     case RouteId::admin_reconcile: handler = &App::reconcile_operation; break;
     case RouteId::admin_clock: handler = &App::set_clock; break;
   }
-  return Route{spec->name, spec->method, handler, spec->scope_in_query};
+  return Route{spec, handler};
 }
 
-App::Handler App::dispatch(Call& call, std::optional<http::Response>& refused) {
+App::Handler App::admit(Call& call) {
+  auto target = split_target(call.request.target);
+  if (!target) throw Rejection(Code::invalid_request, "request target is not a valid origin-form path");
+  call.target = std::move(*target);
   const auto route = route_for(call.target.segments);
-  if (!route) {
-    refused = http::problem(Code::not_found, "no such route");
-    return nullptr;
-  }
-  call.route = route->name;
-  if (!route->method.empty() && call.request.method != route->method) {
-    refused = http::problem(Code::method_not_allowed, "use " + std::string(route->method) + " here");
-    refused->set("Allow", std::string(route->method));
-    return nullptr;
-  }
-  if (route->scope_in_query) {
+  if (!route) throw Rejection(Code::not_found, "no such route");
+  const RouteSpec& spec = *route->spec;
+  call.route = spec.name;
+  if (!spec.method.empty() && call.request.method != spec.method)
+    throw Rejection(Code::method_not_allowed, "use " + std::string(spec.method) + " here", std::string(spec.method));
+  authorize(call, spec);
+  if (spec.scope_in_query) {
     // /v1/admin/operation[/action]?tenant=&task=&id= is served as
     // /v1/admin/operations/{tenant}/{task}/{id}[/action], by the same handler.
     const auto q = parse_query(call.target.query, {"tenant", "task", "id"});
@@ -240,6 +211,47 @@ App::Handler App::dispatch(Call& call, std::optional<http::Response>& refused) {
     call.target.query = {};
   }
   return route->handler;
+}
+
+void App::authorize(Call& call, const RouteSpec& route) {
+  switch (route.audience) {
+    case Audience::anyone:
+    case Audience::provider:  // the webhook's signature is its credential
+      return;
+    case Audience::operator_:
+      require_operator(call);
+      return;
+    case Audience::agent:
+    case Audience::agent_or_operator: {
+      const auto& principal = require_principal(call);
+      call.scope = task_scope(call);
+      if (route.audience == Audience::agent || principal.kind == Principal::Kind::agent)
+        require_agent_for(call, call.scope->tenant);
+      if (route.id == RouteId::proxy) choose_provider(call);
+      return;
+    }
+  }
+}
+
+void App::choose_provider(Call& call) {
+  const auto& name = call.target.segments[6];
+  if (!is_label(name)) throw Rejection(Code::invalid_request, "provider in the path must be a label");
+  call.providers = providers_.current();
+  auto found = call.providers->routes.find(name);
+  if (found == call.providers->routes.end()) throw Rejection(Code::not_found, "no provider named '" + name + "'");
+  call.provider_route = &found->second;
+  const ProviderConfig& config = *found->second.config;
+  // The tenant's own account at the provider, for every method: a read is
+  // another tenant's data too.
+  if (!config.credential_for(call.scope->tenant))
+    throw Rejection(Code::forbidden, "provider " + config.name + " has no account for tenant " + call.scope->tenant);
+  // Declared by the head (screen(), before the body is invited), or received.
+  const auto length = call.request.header("Content-Length");
+  const auto declared = length ? decimal_integer(*length).value_or(0) : 0;
+  const auto limit = config.max_request_body_bytes;
+  if (declared > static_cast<std::int64_t>(limit) || call.request.body.size() > limit)
+    throw Rejection(Code::payload_too_large,
+                    "request body exceeds this provider's " + std::to_string(limit) + " bytes");
 }
 
 const Principal& App::require_principal(Call& call) {

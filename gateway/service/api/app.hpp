@@ -11,6 +11,7 @@
 #include "service/db/database.hpp"
 #include "service/ops/metrics.hpp"
 #include "service/api/path.hpp"
+#include "service/api/route_table.hpp"
 #include "service/proxy/provider_registry.hpp"
 #include "store/authority_store.hpp"
 #include "store/held_store.hpp"
@@ -53,11 +54,8 @@ class App {
   asio::awaitable<http::Response> handle(http::Request request);
 
   // What handle() would refuse from the head alone, before `100 Continue`
-  // invites the body (http::Screen): unknown route, wrong method, missing or
-  // unknown token, wrong kind of token, a tenant the agent is not bound to,
-  // an unknown provider or one with no account for that tenant, and a
-  // declared body over the provider's limit. nullopt: invite the body; the
-  // route still checks everything again.
+  // invites the body (http::Screen): whatever admit() refuses. nullopt:
+  // invite the body.
   std::optional<http::Response> screen(const http::Request& head);
 
   // Swaps in the tokens and the providers' credentials and limits of
@@ -87,6 +85,12 @@ class App {
     std::string request_id;
     std::shared_ptr<const Principal> principal;
     TraceContext trace;
+    // Set by admit() for the routes that name them: the path's task, and for
+    // the proxy its provider, from one snapshot of the providers' settings
+    // (credential, limits) kept to the outcome, whatever a reload swaps in.
+    std::optional<TaskScope> scope;
+    std::shared_ptr<const ProviderSet> providers;
+    const ProviderRoute* provider_route = nullptr;
     // What the route learned, for the request's log line (service/ops/request_log.hpp).
     // Never a token, a secret, a credential or a body.
     std::string operation_id, provider;
@@ -103,15 +107,17 @@ class App {
 
  private:
   using Handler = Reply (App::*)(Call&);
-  // The handler of the request's route, with call.route set; or null, with
-  // the refusal (no such route, or another method) in `refused`. Not a
-  // coroutine: the handler's own is the only frame a request adds here.
-  Handler dispatch(Call& call, std::optional<http::Response>& refused);
+  // The screening every request passes, once, from its head alone (handle()
+  // and screen() both): the route and its method, who may call it (the
+  // route's Audience: token, kind of token, the agent's tenant binding), and
+  // for the proxy the provider, the tenant's account there and the body's
+  // size. Returns the route's handler, with call.route, call.scope and the
+  // provider set; throws a Rejection otherwise. Not a coroutine: the
+  // handler's own is the only frame a request adds here.
+  Handler admit(Call& call);
   struct Route {
-    std::string_view name;
-    std::string_view method;  // empty: any
+    const RouteSpec* spec;
     Handler handler;
-    bool scope_in_query = false;  // RouteSpec::scope_in_query
   };
   // The route of service/api/route_table.hpp for these segments, with its handler;
   // nullopt also for a gated route this gateway does not serve.
@@ -124,10 +130,15 @@ class App {
   // The request's log line, when the config and its level want it.
   void log_request(const Call& call, const http::Response& reply, std::chrono::nanoseconds took) const;
 
+  // admit()'s parts: the caller against the route's audience, and the proxy's provider.
+  void authorize(Call& call, const RouteSpec& route);
+  void choose_provider(Call& call);
   const Principal& require_principal(Call& call);
   const Principal& require_agent_for(Call& call, const std::string& tenant);
   const Principal& require_operator(Call& call);
   TaskScope task_scope(const Call& call) const;
+  // A new call's request id and trace, from its request's headers.
+  static void identify(Call& call);
 
   // ownership_routes.cpp
   Reply claim(Call& call);

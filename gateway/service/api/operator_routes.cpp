@@ -90,7 +90,7 @@ std::vector<std::int64_t> cursor_ids(const std::string& text, std::size_t count)
 
 // /v1/admin/operations/{tenant}/{task}/{id}[/action]
 App::Reply App::operation_detail(Call& call) {
-  const auto& who = require_operator(call);
+  const auto& who = *call.principal;  // an operator: admit() checked
   (void)who;
   const auto& s = call.target.segments;
   const TaskScope scope{label_param(s[3], "tenant"), label_param(s[4], "task")};
@@ -101,7 +101,7 @@ App::Reply App::operation_detail(Call& call) {
 }
 
 App::Reply App::resolve_operation(Call& call) {
-  const auto& who = require_operator(call);
+  const auto& who = *call.principal;  // an operator: admit() checked
   const auto& s = call.target.segments;
   const TaskScope scope{label_param(s[3], "tenant"), label_param(s[4], "task")};
   const auto id = label_param(s[5], "operation id");
@@ -152,7 +152,7 @@ App::Reply App::resolve_operation(Call& call) {
 }
 
 App::Reply App::reconcile_operation(Call& call) {
-  const auto& who = require_operator(call);
+  const auto& who = *call.principal;  // an operator: admit() checked
   const auto& s = call.target.segments;
   const TaskScope scope{label_param(s[3], "tenant"), label_param(s[4], "task")};
   const auto id = label_param(s[5], "operation id");
@@ -191,7 +191,7 @@ App::Reply App::reconcile_operation(Call& call) {
 }
 
 App::Reply App::revoke_task(Call& call) {
-  const auto& who = require_operator(call);
+  const auto& who = *call.principal;  // an operator: admit() checked
   const auto& s = call.target.segments;
   const TaskScope scope{label_param(s[3], "tenant"), label_param(s[4], "task")};
   JsonBody body(call.request.body.empty() ? std::string_view("{}") : std::string_view(call.request.body), {});
@@ -215,7 +215,7 @@ App::Reply App::revoke_task(Call& call) {
 }
 
 App::Reply App::rotate_realm(Call& call) {
-  const auto& who = require_operator(call);
+  const auto& who = *call.principal;  // an operator: admit() checked
   JsonBody body(call.request.body.empty() ? std::string_view("{}") : std::string_view(call.request.body),
                 {"expected_realm", "at_least_epoch"});
   RotationOptions options;
@@ -244,7 +244,6 @@ App::Reply App::rotate_realm(Call& call) {
 }
 
 App::Reply App::rejections(Call& call) {
-  require_operator(call);
   const auto q = parse_query(call.target.query, {"tenant", "task", "code", "since_ms", "limit", "cursor"});
   RejectionFilter f;
   f.limit = page_limit(q);
@@ -292,7 +291,6 @@ App::Reply App::rejections(Call& call) {
 }
 
 App::Reply App::unmatched_webhooks(Call& call) {
-  require_operator(call);
   const auto q = parse_query(call.target.query, {"provider", "limit", "cursor"});
   std::optional<std::string> provider;
   if (auto it = q.find("provider"); it != q.end()) provider = label_param(it->second, "provider");

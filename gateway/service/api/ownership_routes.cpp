@@ -17,9 +17,7 @@ nlohmann::json grant_json(const GrantIdentity& g, std::int64_t expires_at_ms) {
 }  // namespace
 
 App::Reply App::claim(Call& call) {
-  require_principal(call);
-  auto scope = task_scope(call);
-  require_agent_for(call, scope.tenant);
+  const auto& scope = *call.scope;
   JsonBody body(call.request.body, {"owner", "lease_ms"});
   auto owner = body.label("owner");
   auto lease_ms = body.integer("lease_ms", 1, deps_.config.leases.max_lease.count());
@@ -36,9 +34,7 @@ App::Reply App::claim(Call& call) {
 }
 
 App::Reply App::renew(Call& call) {
-  require_principal(call);
-  auto scope = task_scope(call);
-  require_agent_for(call, scope.tenant);
+  const auto& scope = *call.scope;
   JsonBody body(call.request.body, {"grant_token", "lease_ms"});
   auto token = body.grant_token("grant_token");
   auto lease_ms = body.integer("lease_ms", 1, deps_.config.leases.max_lease.count());
@@ -49,9 +45,7 @@ App::Reply App::renew(Call& call) {
 }
 
 App::Reply App::release(Call& call) {
-  require_principal(call);
-  auto scope = task_scope(call);
-  require_agent_for(call, scope.tenant);
+  const auto& scope = *call.scope;
   JsonBody body(call.request.body, {"grant_token"});
   auto token = body.grant_token("grant_token");
   auto r = co_await db(call).decide(
@@ -61,9 +55,7 @@ App::Reply App::release(Call& call) {
 }
 
 App::Reply App::task_view(Call& call) {
-  const auto& principal = require_principal(call);
-  auto scope = task_scope(call);
-  if (principal.kind == Principal::Kind::agent) require_agent_for(call, scope.tenant);
+  const auto& scope = *call.scope;
   auto v = co_await db(call).once([&](Session& session) { return deps_.authority.view(session, scope); });
   if (!v) co_return http::problem(Code::not_found, "this task has never been claimed");
   nlohmann::json unresolved = nullptr;

@@ -112,27 +112,13 @@ void App::reply_withheld(const Call& call, const std::string& provider, unsigned
 }
 
 App::Reply App::proxy(Call& call) {
-  require_principal(call);
-  const auto scope = task_scope(call);
-  require_agent_for(call, scope.tenant);
-  const auto& segments = call.target.segments;
-  if (!is_label(segments[6])) throw Rejection(Code::invalid_request, "provider in the path must be a label");
-  // One snapshot of the provider's settings (credential, limits) from here to
-  // the outcome, whatever a reload swaps in meanwhile.
-  const auto providers = providers_.current();
-  auto found = providers->routes.find(segments[6]);
-  if (found == providers->routes.end()) throw Rejection(Code::not_found, "no provider named '" + segments[6] + "'");
-  const ProviderRoute& provider = found->second;
+  // admit() chose the provider (one snapshot of its settings, kept to the
+  // outcome), found the tenant's account there and checked the body's size.
+  const auto& scope = *call.scope;
+  const ProviderRoute& provider = *call.provider_route;
   const ProviderConfig& config = *provider.config;
-  // The tenant's own account at the provider, for every method: a read is
-  // another tenant's data too.
   const std::string* credential = config.credential_for(scope.tenant);
-  if (!credential)
-    throw Rejection(Code::forbidden, "provider " + config.name + " has no account for tenant " + scope.tenant);
   const auto& rq = call.request;
-  if (rq.body.size() > config.max_request_body_bytes)
-    throw Rejection(Code::payload_too_large, "request body exceeds this provider's " +
-                                                 std::to_string(config.max_request_body_bytes) + " bytes");
 
   const auto [rest, query] = split_provider_target(rq.target);
   // Whatever the method: a read that climbs out of the base path is as bad.
@@ -230,9 +216,7 @@ App::Reply App::proxy(Call& call) {
 }
 
 App::Reply App::operation_receipt(Call& call) {
-  require_principal(call);
-  const auto scope = task_scope(call);
-  require_agent_for(call, scope.tenant);
+  const auto& scope = *call.scope;
   const auto& id = call.target.segments[6];
   if (!is_label(id)) throw Rejection(Code::invalid_request, "operation id must be a label");
   auto grant = call.request.header("Fence-Grant");

@@ -10,8 +10,10 @@
 namespace gw {
 
 struct Rejection : std::runtime_error {
-  Rejection(Code c, std::string detail) : std::runtime_error(std::move(detail)), code(c) {}
+  Rejection(Code c, std::string detail, std::string allow_methods = {})
+      : std::runtime_error(std::move(detail)), code(c), allow(std::move(allow_methods)) {}
   Code code;
+  std::string allow;  // method_not_allowed: the Allow header's value
 };
 
 }  // namespace gw

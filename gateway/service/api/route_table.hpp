@@ -44,6 +44,17 @@ enum class RouteGate {
   providers,     // at least one provider configured (the reconciler exists)
 };
 
+// Who may call a route. App::admit checks it, once, before any handler runs
+// (and before `100 Continue` invites a body): a route names its audience or
+// does not exist.
+enum class Audience {
+  anyone,             // probes, metrics, the OpenAPI document, the page's static files
+  agent,              // an agent token bound to the path's tenant
+  agent_or_operator,  // the diagnostic task view: an operator, or the tenant's agent
+  operator_,          // an operator token
+  provider,           // a provider's webhook: its signature, checked by the handler
+};
+
 struct RouteSpec {
   RouteId id;
   std::string_view name;    // the route label in metrics and logs
@@ -51,13 +62,14 @@ struct RouteSpec {
   // An OpenAPI path template: literal segments and {parameters}, one
   // percent-decoded segment each.
   std::string_view path;
+  Audience audience;
   // The last parameter takes one or more segments ("a/b/c"): the provider path.
   bool rest = false;
   RouteGate gate = RouteGate::always;
   // The operation is named by the query (?tenant=&task=&id=) instead of the
   // path: a browser, curl and Node's fetch turn a path segment "." or ".."
   // (also spelt %2e) into a step up, so an operation with such a label can
-  // only be addressed this way. App::dispatch rewrites the target to the
+  // only be addressed this way. App::admit rewrites the target to the
   // path form, and the route's handler serves both.
   bool scope_in_query = false;
 };
