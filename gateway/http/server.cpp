@@ -96,11 +96,16 @@ struct Connection {
 // it is first written on the spot: a reply that fits the socket's buffer
 // (nearly all) needs no deadline and no queued completion; only what the
 // kernel did not take is awaited, under write_timeout.
+struct ReplyFraming {
+  unsigned version;        // the request's HTTP version
+  bool keep_alive;         // the connection stays open after this reply
+  bool to_head = false;    // the reply to a HEAD request: its head only
+};
+
 template <class Stream>
-asio::awaitable<bool> write_reply(Connection<Stream> c, Response reply, unsigned version, bool keep_alive,
-                                  bool head) {
-  const std::string bytes = reply_head(reply, version, keep_alive, head);
-  const bool body = !head && reply_has_body(reply.status) && !reply.body.empty();
+asio::awaitable<bool> write_reply(Connection<Stream> c, Response reply, ReplyFraming framing) {
+  const std::string bytes = reply_head(reply, framing.version, framing.keep_alive, framing.to_head);
+  const bool body = !framing.to_head && reply_has_body(reply.status) && !reply.body.empty();
   const std::array<asio::const_buffer, 2> wire{asio::buffer(bytes),
                                                body ? asio::buffer(reply.body) : asio::const_buffer{}};
   beast::buffers_suffix<std::array<asio::const_buffer, 2>> rest(wire);
@@ -155,7 +160,7 @@ asio::awaitable<void> linger(Connection<Stream> c, beast::flat_buffer& buffer) {
 template <class Stream>
 asio::awaitable<void> refuse(Connection<Stream> c, beast::flat_buffer& buffer, Response reply, unsigned version) {
   reply.close = true;
-  const bool written = co_await write_reply(c, std::move(reply), version, false, false);
+  const bool written = co_await write_reply(c, std::move(reply), {.version = version, .keep_alive = false});
   if (written) co_await linger(c, buffer);
 }
 
@@ -318,7 +323,8 @@ asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const st
     c.deadline.expires_never();  // the handler has its own deadlines
     Response reply = co_await state.handler(std::move(request));
     const bool keep_alive = client_keep_alive && !reply.close && !state.stopping;
-    if (!co_await write_reply(c, std::move(reply), version, keep_alive, head)) break;
+    if (!co_await write_reply(c, std::move(reply), {.version = version, .keep_alive = keep_alive, .to_head = head}))
+      break;
     if (!keep_alive) break;
   }
 }

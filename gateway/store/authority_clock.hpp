@@ -10,9 +10,13 @@
 
 namespace gw {
 
+// Where authority time comes from: PostgreSQL's clock, or the manual test
+// clock an operator sets (started with --manual-clock only).
+enum class ClockSource { database, manual };
+
 class AuthorityClock {
  public:
-  explicit AuthorityClock(bool manual) : manual_(manual) {}
+  explicit AuthorityClock(ClockSource source) : manual_(source == ClockSource::manual) {}
 
   bool manual() const { return manual_; }
 

@@ -49,7 +49,8 @@ constexpr const char* sequence_exhausted = "2200H";
 }  // namespace
 
 FreshClaim AuthorityStore::fresh_claim(const TaskScope& scope, const std::string& owner, std::int64_t lease_ms) {
-  static const std::string wall = claim_fresh_sql(AuthorityClock(false)), manual = claim_fresh_sql(AuthorityClock(true));
+  static const std::string wall = claim_fresh_sql(AuthorityClock(ClockSource::database)),
+                           manual = claim_fresh_sql(AuthorityClock(ClockSource::manual));
   FreshClaim ask{clock_.manual() ? Statement{"gw_claim_fresh_manual", manual.c_str()}
                                  : Statement{"gw_claim_fresh", wall.c_str()},
                  lease_ms, clock_.high_water(), {}, pqxx::binarystring(std::string()), this};

@@ -223,8 +223,8 @@ AdmissionResult LedgerStore::admit(pqxx::dbtransaction& tx, const AdmissionReque
 }
 
 NewAdmission LedgerStore::new_admission(const AdmissionRequest& rq) {
-  static const std::string wall = admit_if_new_sql(AuthorityClock(false)),
-                           manual = admit_if_new_sql(AuthorityClock(true));
+  static const std::string wall = admit_if_new_sql(AuthorityClock(ClockSource::database)),
+                           manual = admit_if_new_sql(AuthorityClock(ClockSource::manual));
   const auto& id = rq.token.identity;
   return NewAdmission{clock_.manual() ? Statement{"gw_admit_if_new_manual", manual.c_str()}
                                       : Statement{"gw_admit_if_new", wall.c_str()},
@@ -323,8 +323,8 @@ OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out, 
 }
 
 OutcomeAtRows LedgerStore::outcome_at_rows(const OutcomeRecord& out, const GrantToken& admitted_by) {
-  static const std::string wall = outcome_if_in_flight_sql(AuthorityClock(false)),
-                           manual = outcome_if_in_flight_sql(AuthorityClock(true));
+  static const std::string wall = outcome_if_in_flight_sql(AuthorityClock(ClockSource::database)),
+                           manual = outcome_if_in_flight_sql(AuthorityClock(ClockSource::manual));
   OutcomeAtRows ask{clock_.manual() ? Statement{"gw_outcome_if_in_flight_manual", manual.c_str()}
                                     : Statement{"gw_outcome_if_in_flight", wall.c_str()},
                     out,

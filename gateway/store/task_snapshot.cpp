@@ -39,8 +39,8 @@ std::string snapshot_sql(const AuthorityClock& clock, OperationRead operation) {
 TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const TaskScope& scope,
                        const std::optional<std::string>& operation_id) {
   // One text per clock kind, so each has its own name on a connection.
-  static const std::string wall = snapshot_sql(AuthorityClock(false), OperationRead::by_key),
-                           manual = snapshot_sql(AuthorityClock(true), OperationRead::by_key);
+  static const std::string wall = snapshot_sql(AuthorityClock(ClockSource::database), OperationRead::by_key),
+                           manual = snapshot_sql(AuthorityClock(ClockSource::manual), OperationRead::by_key);
   const Statement statement = clock.manual() ? Statement{"gw_snapshot_manual", manual.c_str()}
                                              : Statement{"gw_snapshot", wall.c_str()};
   return parse_snapshot(

@@ -109,8 +109,8 @@ TEST_CASE("metrics: every family once, with the counted values, whatever was cou
   m.count_conflict_retry();
   m.count_conflict_retry();
   m.count_conflict_give_up();
-  m.count_sweep(true, 2);
-  m.count_sweep(false, 0);
+  m.count_sweep_done(2);
+  m.count_sweep_failed();
   m.count_lookup("booking", "settled");
   m.count_resolved("lookup", "succeeded");
   m.set_held({{"unknown", 3, 90.5}});

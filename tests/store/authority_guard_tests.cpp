@@ -111,7 +111,7 @@ TEST_CASE("authority guard: a lagging asynchronous standby promoted while behind
   StateDir state;
   GuardEvents events;
   AuthorityGuard guard(state.file(), events.reporter());
-  AuthorityClock clock(false);
+  AuthorityClock clock(ClockSource::database);
   AuthorityStore authority(clock);
   OperatorStore operators(clock);
 
@@ -189,7 +189,7 @@ TEST_CASE("authority guard: a restore from a pg_basebackup taken before the last
   StateDir state;
   GuardEvents events;
   AuthorityGuard guard(state.file(), events.reporter());
-  AuthorityClock clock(false);
+  AuthorityClock clock(ClockSource::database);
   AuthorityStore authority(clock);
 
   const auto on_primary = guarded(primary.url(), guard);
@@ -239,7 +239,7 @@ TEST_CASE("authority guard: the same primary restarted is accepted, and a corrup
   StateDir state;
   GuardEvents events;
   AuthorityGuard guard(state.file(), events.reporter());
-  AuthorityClock clock(false);
+  AuthorityClock clock(ClockSource::database);
   AuthorityStore authority(clock);
   const auto options = guarded(primary.url(), guard);
   Session session(options, never_failed());

@@ -59,7 +59,7 @@ TEST_CASE("the realm is generated once per database") {
 }
 
 TEST_CASE("authority time comes from the database clock and never goes below the floor") {
-  StoreFixture f(/*manual=*/false);
+  StoreFixture f(ClockSource::database);
   const std::int64_t lease = 1000;
   auto r1 = f.authority.claim(f.session, {"tenant-a", "t1"}, "o", lease);
   REQUIRE(r1.code == Code::granted);
@@ -80,7 +80,7 @@ TEST_CASE("authority time comes from the database clock and never goes below the
 }
 
 TEST_CASE("the clock floor advances to the database clock and never back") {
-  StoreFixture f(/*manual=*/false);
+  StoreFixture f(ClockSource::database);
   f.authority.advance_floor(f.session);
   auto floor1 = std::stoll(f.db.scalar("SELECT clock_floor_ms FROM authority"));
   CHECK(floor1 > 1'600'000'000'000);

@@ -51,7 +51,7 @@ struct Gateway {
     return authority.claim(session, {"tenant-a", task}, owner, 1'000'000);
   }
 
-  AuthorityClock clock{true};
+  AuthorityClock clock{ClockSource::manual};
   AuthorityStore authority{clock};
   LedgerStore ledger{clock};
   OperatorStore operators{clock};

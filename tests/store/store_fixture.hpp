@@ -42,7 +42,7 @@ inline std::shared_ptr<std::atomic<std::int64_t>> no_failures() {
 }
 
 struct StoreFixture {
-  explicit StoreFixture(bool manual = true) : clock(manual), session_options{db.url()}, session(session_options, last_failure) {}
+  explicit StoreFixture(ClockSource source = ClockSource::manual) : clock(source), session_options{db.url()}, session(session_options, last_failure) {}
 
   TestDatabase db;
   AuthorityClock clock;

@@ -178,17 +178,22 @@ App::Reply App::proxy(Call& call) {
   call.operation_id = key;
   call.epoch = token.identity.epoch;
 
-  AdmissionRequest admission{
-      scope,
-      token,
-      key,
-      payload_fingerprint({rq.method, config.name, std::string(rest) + std::string(query), expected_version, rq.body}),
-      rq.method,
-      config.name,
-      upstream.target,
-      expected_version,
-      (config.forward_budget() + deps_.config.recovery.forward_margin).count()};
-  admission.request_id = call.request_id;  // the rejection audit names the request
+  const AdmissionRequest admission{
+      .scope = scope,
+      .token = token,
+      .operation_id = key,
+      .fingerprint = payload_fingerprint({.method = rq.method,
+                                          .provider = config.name,
+                                          .target = std::string(rest) + std::string(query),
+                                          .expected_version = expected_version,
+                                          .body = rq.body}),
+      .method = rq.method,
+      .provider = config.name,
+      .target = upstream.target,
+      .expected_version = expected_version,
+      .forward_budget_ms = (config.forward_budget() + deps_.config.recovery.forward_margin).count(),
+      .request_id = call.request_id,  // the rejection audit names the request
+  };
   const auto asked = std::chrono::steady_clock::now();
   auto admitted = co_await db(call).decide_direct(
       [&] { return deps_.ledger.new_admission(admission); },

@@ -72,10 +72,15 @@ void Metrics::count_conflict_give_up() {
   ++conflict_give_ups_;
 }
 
-void Metrics::count_sweep(bool ok, std::uint64_t swept) {
+void Metrics::count_sweep_done(std::uint64_t swept) {
   std::lock_guard lock(mutex_);
-  ++(ok ? sweeps_ok_ : sweeps_failed_);
+  ++sweeps_ok_;
   swept_ += swept;
+}
+
+void Metrics::count_sweep_failed() {
+  std::lock_guard lock(mutex_);
+  ++sweeps_failed_;
 }
 
 void Metrics::count_lookup(const std::string& provider, std::string_view result) {

@@ -62,8 +62,10 @@ class Metrics {
   void count_conflict_give_up();
   // A decision made on an I/O thread's own connection (service/db/direct_lanes.hpp).
   void count_direct_decision() { direct_decisions_.fetch_add(1, std::memory_order_relaxed); }
-  // One sweep round: `ok` false when the database was away.
-  void count_sweep(bool ok, std::uint64_t swept);
+  // One sweep round, and the abandoned forwards it declared unknown; or
+  // one that failed (the database was away).
+  void count_sweep_done(std::uint64_t swept);
+  void count_sweep_failed();
   // One provider lookup: "settled", "held" (answered, nothing settled) or "failed" (not recorded).
   void count_lookup(const std::string& provider, std::string_view result);
   // A held operation resolved: source "lookup", "webhook" or "operator".

@@ -106,7 +106,7 @@ struct Runtime::Impl {
   Impl(Config c, RuntimeOptions o)
       : config(std::move(c)),
         options(o),
-        clock(o.manual_clock),
+        clock(o.manual_clock ? ClockSource::manual : ClockSource::database),
         retry{config.database.max_attempts},
         authority(clock),
         ledger(clock),
@@ -224,13 +224,13 @@ struct Runtime::Impl {
         auto swept = co_await database->once([this](Session& s) {
           return ledger.sweep_abandoned(s, config.recovery.sweep_batch);
         });
-        metrics.count_sweep(true, swept.size());
+        metrics.count_sweep_done(swept.size());
         report_swept(swept, metrics);
       } catch (const std::exception&) {
         // The database is away: the next round tries again, and nothing was
         // swept. Losing it is logged once, by the pool (database_lost).
         metrics.count_event("sweep_failed");
-        metrics.count_sweep(false, 0);
+        metrics.count_sweep_failed();
         continue;
       }
       try {
