@@ -1,7 +1,7 @@
 // Database connections and the threads that own them. Each worker thread
 // owns one Session (one libpqxx connection, libpqxx's threading model) and
 // runs queued jobs on it, so no Asio I/O thread ever blocks on PostgreSQL
-// (the I/O threads' own connections, service/db/direct_lanes.hpp, never block).
+// (the I/O threads' own connections, service/db/direct_connections.hpp, never block).
 #pragma once
 
 #include <pqxx/pqxx>

@@ -1,5 +1,5 @@
 // database.direct_connections: fresh claims decided on a connection the I/O
-// thread drives itself (service/db/direct_lanes.hpp), over HTTP against a real
+// thread drives itself (service/db/direct_connections.hpp), over HTTP against a real
 // PostgreSQL. Faults are real: backends terminated while idle and while
 // the claim waits on a lock the test holds.
 #include "support/eventually.hpp"

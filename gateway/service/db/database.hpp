@@ -6,7 +6,7 @@
 // jittered pause on a timer, so no worker ever sleeps.
 #pragma once
 
-#include "service/db/direct_lanes.hpp"
+#include "service/db/direct_connections.hpp"
 #include "service/ops/metrics.hpp"
 #include "service/db/resume.hpp"
 #include "store/pg_params.hpp"
@@ -68,7 +68,7 @@ class Database {
   }
 
   // decide_shared(), first tried as one statement alone on a connection
-  // this I/O thread drives itself (service/db/direct_lanes.hpp), when one is
+  // this I/O thread drives itself (service/db/direct_connections.hpp), when one is
   // free and no decision is waiting in the pool to share a commit with.
   // `ask()` makes the statement, a OneStatementDecision (store/prepared.hpp),
   // or an empty optional of it when it does not apply to this decision. The
@@ -93,7 +93,7 @@ class Database {
   }
 
   // Gives decide_direct its connections (none until then).
-  void attach(DirectLanes& direct) { direct_ = &direct; }
+  void attach(DirectConnections& direct) { direct_ = &direct; }
   std::size_t direct_open() const { return direct_ ? direct_->open() : 0; }
 
   const RetryPolicy& retry() const { return retry_; }
@@ -221,7 +221,7 @@ class Database {
   Pool& pool_;
   RetryPolicy retry_;
   Metrics* metrics_;
-  DirectLanes* direct_ = nullptr;
+  DirectConnections* direct_ = nullptr;
 };
 
 // Database work of one request, its time added to `spent` (failures too):

@@ -60,7 +60,7 @@ class Metrics {
   // conflicted max_attempts times and gave up (authority_unavailable).
   void count_conflict_retry();
   void count_conflict_give_up();
-  // A decision made on an I/O thread's own connection (service/db/direct_lanes.hpp).
+  // A decision made on an I/O thread's own connection (service/db/direct_connections.hpp).
   void count_direct_decision() { direct_decisions_.fetch_add(1, std::memory_order_relaxed); }
   // One sweep round, and the abandoned forwards it declared unknown; or
   // one that failed (the database was away).

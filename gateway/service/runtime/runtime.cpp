@@ -5,7 +5,7 @@
 #include "service/ops/allocator.hpp"
 #include "service/api/app.hpp"
 #include "service/ops/build_info.hpp"
-#include "service/db/direct_lanes.hpp"
+#include "service/db/direct_connections.hpp"
 #include "service/ops/event_log.hpp"
 #include "service/ops/logger.hpp"
 #include "store/authority_guard.hpp"
@@ -146,7 +146,7 @@ struct Runtime::Impl {
   // The I/O threads' own database connections: after `ios`, so destroyed
   // before them (and after ~Impl's shutdown, which ends every request that
   // holds one).
-  std::unique_ptr<DirectLanes> direct;
+  std::unique_ptr<DirectConnections> direct;
   std::unique_ptr<upstream::Client> upstream;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::unique_ptr<http::Server> server;
@@ -397,7 +397,7 @@ std::uint16_t Runtime::start() {
                                   .max_connections = h.max_connections};
   std::vector<asio::io_context*> ios;
   for (auto& io : m.ios) ios.push_back(io.get());
-  m.direct = std::make_unique<DirectLanes>(ios, *m.pool, guarded, d.direct_connections, d.call_timeout);
+  m.direct = std::make_unique<DirectConnections>(ios, *m.pool, guarded, d.direct_connections, d.call_timeout);
   m.database->attach(*m.direct);
   m.server = std::make_unique<http::Server>(
       std::move(ios), limits, [app = m.app.get()](http::Request r) { return app->handle(std::move(r)); },

@@ -1,4 +1,4 @@
-#include "service/db/direct_lanes.hpp"
+#include "service/db/direct_connections.hpp"
 
 #include "store/authority_guard.hpp"
 
@@ -21,9 +21,9 @@ SessionOptions direct_session(SessionOptions o) {
 
 // One I/O thread's connections. Used on that thread only, except `open_`,
 // which the metrics read from anywhere.
-class DirectLanes::Lane {
+class DirectConnections::Shelf {
  public:
-  Lane(asio::io_context& io, Pool& pool, const SessionOptions& session, unsigned limit,
+  Shelf(asio::io_context& io, Pool& pool, const SessionOptions& session, unsigned limit,
        std::chrono::milliseconds call_timeout)
       : io_(io), pool_(pool), session_(direct_session(session)), limit_(limit), call_timeout_(call_timeout) {}
 
@@ -99,28 +99,29 @@ class DirectLanes::Lane {
   std::chrono::steady_clock::time_point retry_at_{};
 };
 
-void DirectLanes::Returner::operator()(PgConnection*) {
-  if (lane) lane->give_back(std::move(connection));
+void DirectConnections::Returner::operator()(PgConnection*) {
+  if (shelf) shelf->give_back(std::move(connection));
 }
 
-DirectLanes::DirectLanes(const std::vector<asio::io_context*>& ios, Pool& pool, const SessionOptions& session,
-                         unsigned per_thread, std::chrono::milliseconds call_timeout) {
+DirectConnections::DirectConnections(const std::vector<asio::io_context*>& ios, Pool& pool,
+                                     const SessionOptions& session, unsigned per_thread,
+                                     std::chrono::milliseconds call_timeout) {
   if (per_thread == 0) return;
-  for (auto* io : ios) lanes_.push_back(std::make_unique<Lane>(*io, pool, session, per_thread, call_timeout));
+  for (auto* io : ios) shelves_.push_back(std::make_unique<Shelf>(*io, pool, session, per_thread, call_timeout));
 }
 
-DirectLanes::~DirectLanes() = default;
+DirectConnections::~DirectConnections() = default;
 
-DirectLanes::Taken DirectLanes::take(const asio::any_io_executor& executor) {
+DirectConnections::Taken DirectConnections::take(const asio::any_io_executor& executor) {
   auto& context = asio::query(executor, asio::execution::context);
-  for (auto& lane : lanes_)
-    if (&lane->io() == &context) return lane->take();
+  for (auto& shelf : shelves_)
+    if (&shelf->io() == &context) return shelf->take();
   return Taken(nullptr, Returner{});
 }
 
-std::size_t DirectLanes::open() const {
+std::size_t DirectConnections::open() const {
   std::size_t n = 0;
-  for (const auto& lane : lanes_) n += lane->open();
+  for (const auto& shelf : shelves_) n += shelf->open();
   return n;
 }
 
