@@ -261,7 +261,7 @@ function showOperation(op) {
   box.append(el('h3', null, 'Evidence'), table('evidence-table',
     ['#', 'recorded', 'source', 'by', 'outcome', 'provider status', 'detail', 'reference', 'reply body'],
     op.evidence.map((e) => [
-      e.count > 1 ? '#' + e.id + '\u2013#' + e.last_id : '#' + e.id,
+      (e.count > 1 ? '#' + e.id + '\u2013#' + e.last_id : '#' + e.id) + ' (attempt ' + e.attempt + ')',
       e.count > 1 ? el('span', null, el('strong', { className: 'count' }, e.count + ' identical'), el('br'),
                        'first ' + time(e.recorded_ms), el('br'), 'last ' + time(e.last_recorded_ms))
                   : time(e.recorded_ms),
@@ -272,10 +272,11 @@ function showOperation(op) {
 
 // A stored body: size and digest, then the body itself as text (never markup), or what is stored.
 function replyBody(b, prefix) {
-  const head = prefix + text(b.length) + ' bytes, sha256 ' + text(b.sha256);
-  if (b.body === null || b.body === undefined) return head + ' (the body itself is not stored)';
+  // The digest may break anywhere, so it never widens its table column.
+  const head = () => el('div', null, prefix + text(b.length) + ' bytes, sha256 ', el('span', { className: 'digest' }, text(b.sha256)));
+  if (b.body === null || b.body === undefined) return el('div', null, head(), '(the body itself is not stored)');
   const note = b.body_truncated ? 'first ' + new TextEncoder().encode(b.body).length + ' bytes shown of ' + b.length : '';
-  return el('div', { className: 'reply' }, el('div', null, head),
+  return el('div', { className: 'reply' }, head(),
             b.length === 0 ? el('div', { className: 'hint' }, 'empty body')
                            : el('pre', { className: 'body' }, b.body),
             note ? el('div', { className: 'hint' }, note) : null);

@@ -322,7 +322,7 @@ TEST_CASE("operator page: a held operation from a real provider fault is listed,
   CHECK(c.get("/v1/admin/held", operator_token).json()["held"].empty());
 }
 
-TEST_CASE("operator page: a token is set only once the gateway accepted it; a refused one is said so and not kept") {
+TEST_CASE("operator page: a token is set only once the gateway accepted it, and a refused one is said so and not kept") {
   Gateway gateway;
   Chromium chromium("refusal");
   Tab& tab = chromium.tab;
@@ -330,8 +330,9 @@ TEST_CASE("operator page: a token is set only once the gateway accepted it; a re
 
   // An agent's token: the gateway refuses it for the operator API, and the page says so.
   use_token(tab, agent_a);
-  CHECK(text_of(tab, "token-status") ==
-        "token refused by the gateway, not kept: forbidden: this route needs an operator token");
+  const auto refused = text_of(tab, "token-status");
+  CHECK(refused.starts_with("token refused by the gateway, not kept: forbidden: this route needs an operator token"));
+  CHECK(std::regex_search(refused, std::regex(R"( \(request id [0-9a-f]{24}\)$)")));
   CHECK(tab.eval("document.getElementById('token-status').className") == "status error");
   CHECK(tab.eval("document.getElementById('main').hidden") == true);
   CHECK(tab.eval("sessionStorage.getItem('write-gateway.operator-token')") == nullptr);
