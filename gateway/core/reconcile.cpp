@@ -1,6 +1,7 @@
 #include "core/reconcile.hpp"
 
 #include "core/labels.hpp"
+#include "core/utc_time.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -82,17 +83,17 @@ LookupDecision decide_found(const LookupConfig& lookup, const OutcomeRules& outc
 
 LookupDecision decide_not_found(const LookupConfig& lookup, const LookupInput& in) {
   const std::string asked = "lookup answered " + std::to_string(*in.status) + " (not found) when asked at " +
-                            std::to_string(in.asked_at_ms);
+                            utc_text(in.asked_at_ms);
   auto from = not_found_trusted_from(lookup, in.last_possible_send_ms);
   if (!from)
     return hold(asked + ", but the attempt has no forward deadline, so no settle window ever ends: "
                         "the outcome stays unknown");
   if (in.asked_at_ms < *from)
-    return hold(asked + ", inside the settle window (trusted from " + std::to_string(*from) +
+    return hold(asked + ", inside the settle window (trusted from " + utc_text(*from) +
                 "): the outcome stays unknown");
   LookupDecision d;
   d.outcome = OperationState::not_executed;
-  d.detail = asked + ", past the last possible send " + std::to_string(*in.last_possible_send_ms) +
+  d.detail = asked + ", past the last possible send " + utc_text(*in.last_possible_send_ms) +
              " plus the settle window: not executed";
   return d;
 }

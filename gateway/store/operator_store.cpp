@@ -2,7 +2,9 @@
 
 #include "core/labels.hpp"
 #include "core/ownership.hpp"
+#include "core/utc_time.hpp"
 #include "store/authority_store.hpp"
+#include "store/pg_result.hpp"
 
 #include <pqxx/pqxx>
 
@@ -13,7 +15,8 @@ std::string operation_sql(const AuthorityClock& clock) {
   return "SELECT now.ms, o.state, o.held_reason, o.method, o.provider, o.target, encode(o.fingerprint, 'hex'),"
          " o.expected_version, o.upstream_key, o.attempts, o.created_ms, o.updated_ms, o.committed_version,"
          " o.forward_deadline_ms, o.response_status, encode(o.response_sha256, 'hex'), o.response_length,"
-         " o.resolved_by, o.resolved_ms, o.resolution_evidence, l.version, l.open_op"
+         " o.resolved_by, o.resolved_ms, o.resolution_evidence, l.version, l.open_op,"
+         " substring(o.response_body FROM 1 FOR $5)"
          " FROM (SELECT " + clock.now_sql(1) + " AS ms FROM authority a) now"
          " LEFT JOIN operations o ON o.tenant = $2 AND o.task = $3 AND o.op_id = $4"
          " LEFT JOIN task_ledger l ON l.tenant = $2 AND l.task = $3";
@@ -23,10 +26,44 @@ constexpr const char* attempts_sql = R"(
 SELECT attempt, realm, owner, epoch, admitted_ms, outcome, outcome_ms, upstream_status, detail
 FROM operation_attempts WHERE tenant = $1 AND task = $2 AND op_id = $3 ORDER BY attempt)";
 
-constexpr const char* evidence_sql = R"(
-SELECT id, attempt, source, outcome, upstream_status, detail, encode(response_sha256, 'hex'), response_length,
-       reference, actor, recorded_ms
-FROM operation_evidence WHERE tenant = $1 AND task = $2 AND op_id = $3 ORDER BY id)";
+// Evidence, oldest first, with each run of identical consecutive lookups as
+// one row. The reconciler looks a held operation up every few minutes and
+// each answer is kept as its own row (every lookup, its headers and time stay
+// in operation_evidence: the audit is never rewritten), but hundreds of
+// "lookup answered 500 ..." rows bury what an operator must decide on. So
+// the listing, not the table, folds a lookup into the row before it when
+// that row is a lookup of the same attempt that said the same thing (outcome,
+// status, detail, body digest, actor): the run is shown once, with its count,
+// its first and last id and its first and last time. Any other source, or a
+// lookup that said something else, starts a new row, so the order of what
+// was said is kept. The body is the run's first row's, cut to body_preview
+// bytes (the digest and length are of the whole body).
+std::string evidence_sql() {
+  const std::string same =
+      "source = 'lookup' AND lag(source) OVER w = 'lookup' AND lag(attempt) OVER w = attempt"
+      " AND lag(outcome) OVER w IS NOT DISTINCT FROM outcome"
+      " AND lag(upstream_status) OVER w IS NOT DISTINCT FROM upstream_status"
+      " AND lag(detail) OVER w = detail"
+      " AND lag(response_sha256) OVER w IS NOT DISTINCT FROM response_sha256"
+      " AND lag(actor) OVER w IS NOT DISTINCT FROM actor";
+  return R"(
+WITH e AS (SELECT id, recorded_ms, CASE WHEN )" + same + R"( THEN 0 ELSE 1 END AS starts
+           FROM operation_evidence WHERE tenant = $1 AND task = $2 AND op_id = $3
+           WINDOW w AS (ORDER BY id)),
+     runs AS (SELECT id, recorded_ms, sum(starts) OVER (ORDER BY id) AS run FROM e),
+     folded AS (SELECT min(id) AS first_id, max(id) AS last_id, count(*) AS n, max(recorded_ms) AS last_ms
+                FROM runs GROUP BY run)
+SELECT x.id, x.attempt, x.source, x.outcome, x.upstream_status, x.detail, encode(x.response_sha256, 'hex'),
+       x.response_length, x.reference, x.actor, x.recorded_ms, f.n, f.last_id, f.last_ms,
+       substring(x.response_body FROM 1 FOR $4)
+FROM folded f JOIN operation_evidence x ON x.id = f.first_id ORDER BY f.first_id)";
+}
+
+// The first body_preview_bytes of a stored body, as bytes (a bytea field).
+std::optional<std::string> body_or_null(const pqxx::field& f) {
+  if (f.is_null()) return std::nullopt;
+  return field_bytes(f);
+}
 
 std::optional<OperationState> state_or_null(const pqxx::field& f) {
   if (f.is_null()) return std::nullopt;
@@ -46,7 +83,8 @@ RETURNING id)";
 std::optional<OperationDetail> OperatorStore::detail(Session& s, const TaskScope& scope,
                                                      const std::string& operation_id) {
   return read_committed(s, [&](pqxx::dbtransaction& tx) -> std::optional<OperationDetail> {
-    auto row = tx.exec_params1(operation_sql(clock_), clock_.high_water(), scope.tenant, scope.task, operation_id);
+    auto row = tx.exec_params1(operation_sql(clock_), clock_.high_water(), scope.tenant, scope.task, operation_id,
+                               body_preview_bytes);
     clock_.observe(row[0].as<std::int64_t>());
     if (row[1].is_null()) return std::nullopt;
     OperationDetail d;
@@ -68,7 +106,7 @@ std::optional<OperationDetail> OperatorStore::detail(Session& s, const TaskScope
     d.forward_deadline_ms = row[13].as<std::optional<std::int64_t>>();
     if (!row[14].is_null())
       d.reply = ReplyDigest{row[14].as<unsigned>(), row[15].as<std::optional<std::string>>(),
-                            row[16].as<std::optional<std::int64_t>>()};
+                            row[16].as<std::optional<std::int64_t>>(), body_or_null(row[22])};
     if (!row[17].is_null())
       d.resolution = OperationResolution{parse_evidence_source(row[17].as<std::string>()).value(),
                                          row[18].as<std::int64_t>(), row[19].as<std::int64_t>()};
@@ -86,7 +124,7 @@ std::optional<OperationDetail> OperatorStore::detail(Session& s, const TaskScope
       at.detail = a[8].as<std::optional<std::string>>();
       d.attempts.push_back(std::move(at));
     }
-    for (const auto& e : tx.exec_params(evidence_sql, scope.tenant, scope.task, operation_id)) {
+    for (const auto& e : tx.exec_params(evidence_sql(), scope.tenant, scope.task, operation_id, body_preview_bytes)) {
       EvidenceDetail ev;
       ev.id = e[0].as<std::int64_t>();
       ev.attempt = e[1].as<int>();
@@ -99,6 +137,10 @@ std::optional<OperationDetail> OperatorStore::detail(Session& s, const TaskScope
       ev.reference = e[8].as<std::optional<std::string>>();
       ev.actor = e[9].as<std::optional<std::string>>();
       ev.recorded_ms = e[10].as<std::int64_t>();
+      ev.count = e[11].as<std::int64_t>();
+      ev.last_id = e[12].as<std::int64_t>();
+      ev.last_recorded_ms = e[13].as<std::int64_t>();
+      ev.body = body_or_null(e[14]);
       d.evidence.push_back(std::move(ev));
     }
     return d;
@@ -120,7 +162,7 @@ RevokeResult OperatorStore::revoke(Session& s, const TaskScope& scope, const std
     tx.exec_params1(revoke_sql, scope.tenant, scope.task, decision.expires_at_ms, snap.owner->epoch, actor,
                     snap.realm,
                     "lease ended by an operator; it would have ended at " +
-                        std::to_string(snap.owner->expires_at_ms));
+                        utc_text(snap.owner->expires_at_ms));
     r.expires_at_ms = decision.expires_at_ms;
     return r;
   });

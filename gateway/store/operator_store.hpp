@@ -32,14 +32,21 @@ struct AttemptDetail {
   std::optional<std::string> detail;
 };
 
-// A reply as stored, without its body.
+// How much of a stored body the detail carries: enough to read what a
+// provider said, bounded so a large body cannot swell the operator's page.
+constexpr std::int64_t body_preview_bytes = 4096;
+
+// A reply as stored: its digest, and the first body_preview_bytes of its body.
 struct ReplyDigest {
   unsigned status = 0;
   std::optional<std::string> sha256;  // hex
   std::optional<std::int64_t> length;
+  std::optional<std::string> body;    // bytes as received, cut at body_preview_bytes; nullopt: none stored
 };
 
-// One row of operation_evidence, without the body.
+// A row of operation_evidence, or a run of identical consecutive lookups
+// shown as one (operator_store.cpp, evidence_sql): its first row, how many,
+// and the last row's id and time. The body is cut at body_preview_bytes.
 struct EvidenceDetail {
   std::int64_t id = 0;
   int attempt = 0;
@@ -50,7 +57,11 @@ struct EvidenceDetail {
   std::optional<std::string> body_sha256;  // hex
   std::optional<std::int64_t> body_length;
   std::optional<std::string> reference, actor;
-  std::int64_t recorded_ms = 0;
+  std::int64_t recorded_ms = 0;        // the first row's
+  std::int64_t count = 1;              // rows in the run (1 but for repeated lookups)
+  std::int64_t last_id = 0;            // the run's last row (== id when count is 1)
+  std::int64_t last_recorded_ms = 0;   // the run's last row's time
+  std::optional<std::string> body;     // bytes as received, cut at body_preview_bytes; nullopt: none stored
 };
 
 struct OperationDetail {
@@ -71,7 +82,7 @@ struct OperationDetail {
   std::optional<ReplyDigest> reply;
   std::optional<OperationResolution> resolution;  // settled by evidence
   std::vector<AttemptDetail> attempts;            // by attempt number
-  std::vector<EvidenceDetail> evidence;           // by id
+  std::vector<EvidenceDetail> evidence;           // by id, repeated lookups folded
   std::int64_t task_version = 0;                  // the task's business version now
   std::optional<std::string> task_open_operation; // the operation holding the task now
   std::int64_t now_ms = 0;                        // authority time of the read

@@ -369,3 +369,69 @@ TEST_CASE("reconcile store: a re-admitted operation held again under a later att
   CHECK_FALSE(stale.next_lookup_ms);
   CHECK(r.op("next_lookup_ms") == "90");
 }
+
+TEST_CASE("reconcile store: the operation detail folds identical consecutive lookups into one row, every row kept") {
+  Reconcile r;
+  r.hold("task-a");
+  auto due = r.due(30);
+  REQUIRE(due.size() == 1);
+  // A provider that answers 500 to every lookup, then once something else, then 500 again.
+  auto failing = r.answered(due[0], 1000);
+  failing.status = 500;
+  failing.body = "<html>upstream <b>down</b></html>";
+  failing.detail = "lookup answered 500, which is neither found nor not found: the outcome stays unknown";
+  std::vector<std::int64_t> ids;
+  auto record = [&](const LookupRecord& l, std::int64_t at) {
+    r.f.at(at);
+    ids.push_back(r.store.record_lookup(r.f.session, l).evidence_id);
+  };
+  for (int i = 0; i < 5; ++i) record(failing, 100 + i);
+  auto other = failing;
+  other.status = 502;
+  other.detail = "lookup answered 502, which is neither found nor not found: the outcome stays unknown";
+  record(other, 200);
+  // The same words with another body is another answer: not folded.
+  auto other_body = failing;
+  other_body.body = "different";
+  record(failing, 300);
+  record(failing, 301);
+  record(other_body, 302);
+  // A large body: cut at body_preview_bytes, its length and digest those of the whole body.
+  auto large = failing;
+  large.body = std::string(static_cast<std::size_t>(body_preview_bytes) + 100, 'x');
+  record(large, 400);
+
+  // Every lookup stays stored as it was received: the folding is the listing's.
+  CHECK(r.f.db.scalar("SELECT count(*) FROM operation_evidence WHERE source = 'lookup'") == "10");
+  auto d = r.f.operators.detail(r.f.session, {"tenant-a", "task-a"}, "op-a");
+  REQUIRE(d);
+  REQUIRE(d->evidence.size() == 5);
+  const auto& run = d->evidence[0];
+  CHECK(run.id == ids[0]);
+  CHECK(run.count == 5);
+  CHECK(run.last_id == ids[4]);
+  CHECK(run.recorded_ms == 100);
+  CHECK(run.last_recorded_ms == 104);
+  CHECK(run.upstream_status == 500);
+  CHECK(run.detail == failing.detail);
+  CHECK(run.body == failing.body);
+  CHECK(run.body_length == static_cast<std::int64_t>(failing.body.size()));
+  CHECK(run.body_sha256 == sha256_hex(failing.body));
+  CHECK(d->evidence[1].count == 1);
+  CHECK(d->evidence[1].id == ids[5]);
+  CHECK(d->evidence[1].last_id == ids[5]);
+  CHECK(d->evidence[1].last_recorded_ms == 200);
+  CHECK(d->evidence[1].upstream_status == 502);
+  CHECK(d->evidence[2].count == 2);
+  CHECK(d->evidence[2].id == ids[6]);
+  CHECK(d->evidence[2].last_recorded_ms == 301);
+  CHECK(d->evidence[3].count == 1);
+  CHECK(d->evidence[3].body == "different");
+  const auto& cut = d->evidence[4];
+  CHECK(cut.count == 1);
+  CHECK(cut.body == std::string(static_cast<std::size_t>(body_preview_bytes), 'x'));
+  CHECK(cut.body_length == body_preview_bytes + 100);
+  CHECK(cut.body_sha256 == sha256_hex(large.body));
+  // The reply the forward got is stored on the operation too: none here (a timeout).
+  CHECK_FALSE(d->reply);
+}

@@ -65,7 +65,12 @@ App::Reply App::handle(http::Request request) {
   } catch (const AuthorityUnavailable& e) {
     call.error = e.what();
     deps_.metrics.count_event("authority_unavailable");
-    reply = http::problem(Code::authority_unavailable, "the authority did not answer; nothing was forwarded");
+    // A read forwards nothing whatever happens, so saying so would tell its reader nothing: it
+    // was not served, and changed nothing. A write was refused before it was forwarded.
+    const bool read = call.request.method == "GET" || call.request.method == "HEAD";
+    reply = http::problem(Code::authority_unavailable,
+                          read ? "the authority did not answer; this read was not served and nothing was changed"
+                               : "the authority did not answer; nothing was forwarded");
   } catch (const std::exception& e) {
     call.error = e.what();
     reply = http::problem(Code::internal_error, "internal error; see the gateway log");

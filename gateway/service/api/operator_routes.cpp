@@ -26,6 +26,19 @@ nlohmann::json or_null(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+// A stored body as JSON text: its first body_preview_bytes (store/operator_store.hpp), bytes
+// that are not UTF-8 replaced by U+FFFD (a JSON string must be UTF-8). The page shows it as text.
+nlohmann::json body_text(const std::optional<std::string>& body) {
+  if (!body) return nullptr;
+  return nlohmann::json::parse(
+      nlohmann::json(*body).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+// Whether body_text shows less than the whole body (its stored length).
+bool body_cut(const std::optional<std::string>& body, const std::optional<std::int64_t>& length) {
+  return body && length && *length > static_cast<std::int64_t>(body->size());
+}
+
 nlohmann::json operation_json(const OperationDetail& op) {
   auto attempts = nlohmann::json::array();
   for (const auto& a : op.attempts)
@@ -50,9 +63,19 @@ nlohmann::json operation_json(const OperationDetail& op) {
                         {"length", or_null(e.body_length)},
                         {"reference", or_null(e.reference)},
                         {"actor", or_null(e.actor)},
-                        {"recorded_ms", e.recorded_ms}});
+                        {"recorded_ms", e.recorded_ms},
+                        {"count", e.count},
+                        {"last_id", e.last_id},
+                        {"last_recorded_ms", e.last_recorded_ms},
+                        {"body", body_text(e.body)},
+                        {"body_truncated", body_cut(e.body, e.body_length)}});
   nlohmann::json response = nullptr;
-  if (op.reply) response = {{"status", op.reply->status}, {"sha256", or_null(op.reply->sha256)}, {"length", or_null(op.reply->length)}};
+  if (op.reply)
+    response = {{"status", op.reply->status},
+                {"sha256", or_null(op.reply->sha256)},
+                {"length", or_null(op.reply->length)},
+                {"body", body_text(op.reply->body)},
+                {"body_truncated", body_cut(op.reply->body, op.reply->length)}};
   return {{"tenant", op.scope.tenant},
           {"task", op.scope.task},
           {"id", op.operation_id},

@@ -62,12 +62,6 @@ void append_integer(std::string& out, Integer value) {
   out.append(digits, end);
 }
 
-void append_padded(std::string& out, unsigned value, int width) {
-  char digits[12];
-  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
-  for (auto n = end - digits; n < width; ++n) out += '0';
-  out.append(digits, end);
-}
 
 }  // namespace
 
@@ -116,29 +110,6 @@ void append_json_replacing(std::string& out, std::string_view value) {
     out += replacement_character;
   }
   out += '"';
-}
-
-void append_utc_timestamp(std::string& out, std::chrono::system_clock::time_point at) {
-  // Calendar arithmetic, not gmtime_r: glibc's takes a process-wide lock.
-  using namespace std::chrono;
-  const auto ms = floor<milliseconds>(at);
-  const auto day = floor<days>(ms);
-  const year_month_day date(day);
-  const hh_mm_ss time(ms - day);
-  append_padded(out, static_cast<unsigned>(static_cast<int>(date.year())), 4);
-  out += '-';
-  append_padded(out, static_cast<unsigned>(date.month()), 2);
-  out += '-';
-  append_padded(out, static_cast<unsigned>(date.day()), 2);
-  out += 'T';
-  append_padded(out, static_cast<unsigned>(time.hours().count()), 2);
-  out += ':';
-  append_padded(out, static_cast<unsigned>(time.minutes().count()), 2);
-  out += ':';
-  append_padded(out, static_cast<unsigned>(time.seconds().count()), 2);
-  out += '.';
-  append_padded(out, static_cast<unsigned>(time.subseconds().count()), 3);
-  out += 'Z';
 }
 
 LogLine::LogLine(std::chrono::system_clock::time_point at, LogLevel level, std::string_view event) {

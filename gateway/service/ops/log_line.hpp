@@ -6,6 +6,7 @@
 #pragma once
 
 #include "config/config.hpp"
+#include "core/utc_time.hpp"
 
 #include <chrono>
 #include <concepts>
@@ -20,9 +21,6 @@ namespace gw {
 // writes it: \b \t \n \f \r \" \\ short, other control characters \u00xx,
 // the rest as is, and each invalid UTF-8 sequence one U+FFFD.
 void append_json_replacing(std::string& out, std::string_view value);
-
-// "2024-05-01T12:00:00.123Z", without the quotes.
-void append_utc_timestamp(std::string& out, std::chrono::system_clock::time_point at);
 
 // {"time":...,"level":...,"event":...,<fields>}\n
 class LogLine {
