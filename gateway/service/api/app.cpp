@@ -53,7 +53,7 @@ App::Reply App::handle(http::Request request) {
     call.target = std::move(*target);
     if (const auto handler = dispatch(call, reply)) reply = co_await (this->*handler)(call);
   } catch (const Rejection& r) {
-    reply = http::problem(r.code, r.what());
+    reply = http::problem(r.code, r.what(), r.extra);
   } catch (const AuthorityRefused& e) {
     // The authority regression guard (store/authority_guard.hpp): why, by name.
     call.error = e.what();
@@ -137,7 +137,7 @@ std::optional<http::Response> App::screen(const http::Request& head) {
     if (!target) throw Rejection(Code::invalid_request, "request target is not a valid origin-form path");
     call.target = std::move(*target);
     const auto route = route_for(call.target.segments);
-    if (!route) throw Rejection(Code::not_found, "no such route");
+    if (!route) throw no_such_route();
     call.route = route->name;
     if (!route->method.empty() && head.method != route->method) {
       allow = route->method;
@@ -151,7 +151,8 @@ std::optional<http::Response> App::screen(const http::Request& head) {
       if (route->name == "proxy") {
         const auto providers = providers_.current();
         auto found = providers->routes.find(s[6]);
-        if (found == providers->routes.end()) throw Rejection(Code::not_found, "no provider named '" + s[6] + "'");
+        if (found == providers->routes.end())
+          throw Rejection(Code::not_found, "no provider named '" + s[6] + "'", {{"missing", "provider"}});
         const ProviderConfig& config = *found->second.config;
         if (!config.credential_for(s[2]))
           throw Rejection(Code::forbidden, "provider " + config.name + " has no account for tenant " + s[2]);
@@ -162,7 +163,7 @@ std::optional<http::Response> App::screen(const http::Request& head) {
       }
     }
   } catch (const Rejection& r) {
-    refusal = http::problem(r.code, r.what());
+    refusal = http::problem(r.code, r.what(), r.extra);
   } catch (const std::exception& e) {
     call.error = e.what();
     refusal = http::problem(Code::internal_error, "internal error; see the gateway log");
@@ -216,7 +217,8 @@ std::optional<App::Route> App::route_for(const std::vector<std::string>& s) cons
 App::Handler App::dispatch(Call& call, std::optional<http::Response>& refused) {
   const auto route = route_for(call.target.segments);
   if (!route) {
-    refused = http::problem(Code::not_found, "no such route");
+    const auto r = no_such_route();
+    refused = http::problem(r.code, r.what(), r.extra);
     return nullptr;
   }
   call.route = route->name;

@@ -65,7 +65,7 @@ App::Reply App::task_view(Call& call) {
   auto scope = task_scope(call);
   if (principal.kind == Principal::Kind::agent) require_agent_for(call, scope.tenant);
   auto v = co_await db(call).once([&](Session& session) { return deps_.authority.view(session, scope); });
-  if (!v) co_return http::problem(Code::not_found, "this task has never been claimed");
+  if (!v) co_return not_found("task", "this task has never been claimed");
   nlohmann::json unresolved = nullptr;
   if (v->unresolved_operation)
     unresolved = {{"id", *v->unresolved_operation}, {"state", v->unresolved_state.value_or("")}};
