@@ -212,7 +212,7 @@ TEST_CASE("parse_url: http only, host, port, IPv6 and a path prefix") {
   }
 }
 
-TEST_CASE("rejections --since: a duration back from the gateway's now, or a UTC time; --since-ms still works") {
+TEST_CASE("rejections --since: a duration back from the gateway's now, or a UTC time, and --since-ms still works") {
   CHECK(ok({"rejections", "--since", "10m"}).query == Query{{"newer_than_ms", "600000"}});
   CHECK(ok({"rejections", "--since=1h30m", "--limit", "5"}).query == Query{{"newer_than_ms", "5400000"}, {"limit", "5"}});
   CHECK(ok({"rejections", "--since", "2025-12-01T00:00Z"}).query == Query{{"since_ms", "1764547200000"}});
