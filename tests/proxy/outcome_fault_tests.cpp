@@ -179,13 +179,13 @@ TEST_CASE("outcome: a provider 500 answered at once is 504 Outcome Unknown with 
   o.rig.provider.reply_status_next(500);
   // Raw, to read the status line as the agent's HTTP library does.
   const auto body = booking_body("slot-1");
-  const auto raw = o.c.raw("POST " + task_path("tenant-a", "task-a", "/providers/booking/bookings") +
+  const auto raw = o.c.raw("POST " + task_path("tenant-a", "task-a", "providers/booking/bookings") +
                            " HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer " + agent_a +
                            "\r\nFence-Grant: " + o.grant +
                            "\r\nIdempotency-Key: op-1\r\nExpected-Version: 0\r\nContent-Type: application/json"
                            "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
                            body);
-  REQUIRE(raw.bytes.starts_with("HTTP/1.1 504 Outcome Unknown\r\n"));
+  REQUIRE_MESSAGE(raw.bytes.starts_with("HTTP/1.1 504 Outcome Unknown\r\n"), raw.bytes);
   CHECK(raw.bytes.find("Gateway-Status: unknown_outcome\r\n") != std::string::npos);
   const auto problem = nlohmann::json::parse(raw.bytes.substr(raw.bytes.find("\r\n\r\n") + 4));
   CHECK(problem["status"] == 504);
@@ -241,7 +241,7 @@ TEST_CASE("outcome: unresolved_operation names the holding operation only to the
   CHECK(mismatch.body.find("op-1") == std::string::npos);
 
   // A former owner of the task: its grant is refused first, nothing named.
-  CHECK(o.c.post_json(task_path("tenant-a", "task-a", "/release"), {{"grant_token", o.grant}}, agent_a).status == 200);
+  CHECK(o.c.post_json(task_path("tenant-a", "task-a", "release"), {{"grant_token", o.grant}}, agent_a).status == 200);
   auto new_grant = grant_token(o.rig.gateway.claim("tenant-a", "task-a", "region-b", 60000));
   auto stale = o.write("op-5", "slot-5", 0);
   check_problem(stale, 409, "stale_owner");
