@@ -214,12 +214,15 @@ TEST_CASE("parse_url: http only, host, port, IPv6 and a path prefix") {
 
 TEST_CASE("rejections --since: a duration back from the gateway's now, or a UTC time, and --since-ms still works") {
   CHECK(ok({"rejections", "--since", "10m"}).query == Query{{"newer_than_ms", "600000"}});
-  CHECK(ok({"rejections", "--since=1h30m", "--limit", "5"}).query == Query{{"newer_than_ms", "5400000"}, {"limit", "5"}});
+  CHECK(ok({"rejections", "--since=1h30m", "--limit", "5"}).query ==
+        Query{{"newer_than_ms", "5400000"}, {"limit", "5"}});
   CHECK(ok({"rejections", "--since", "2025-12-01T00:00Z"}).query == Query{{"since_ms", "1764547200000"}});
   CHECK(ok({"rejections", "--since", "2025-12-01T00:00:00.250Z"}).query == Query{{"since_ms", "1764547200250"}});
   CHECK(ok({"rejections", "--since", "2025-12-01"}).query == Query{{"since_ms", "1764547200000"}});
-  // The old flag, as before.
+  // The old flag, as before, marked for run() to say it is deprecated.
   CHECK(ok({"rejections", "--since-ms", "1764547200000"}).query == Query{{"since_ms", "1764547200000"}});
+  CHECK(ok({"rejections", "--since-ms", "5"}).since_ms_flag);
+  CHECK_FALSE(ok({"rejections", "--since", "5m"}).since_ms_flag);
   for (const char* bad : {"10", "1764547200000", "yesterday", "2025-12-01T09:00", "2025-02-30", "1969-12-31",
                           "-5m", ""}) {
     CAPTURE(bad);

@@ -325,3 +325,19 @@ TEST_CASE("--json: a refusal's error carries the gateway's problem and request i
   CHECK(error["problem"]["code"] == "operation_not_held");
   CHECK(error["problem"]["detail"] == "already settled");
 }
+
+TEST_CASE("rejections --since-ms: works, with a note on stderr that it is deprecated (not with --json)") {
+  FakeTransport t;
+  t.reply(200, json{{"rejections", json::array()}, {"now_ms", 5}, {"next_cursor", nullptr}, {"code", "ok"}});
+  auto inv = invocation(Command::rejections);
+  inv.since_ms_flag = true;
+  auto r = run_with(inv, t);
+  CHECK(r.exit == 0);
+  CHECK(r.out == "no rejections\n");
+  CHECK(r.err.starts_with("note: --since-ms is deprecated; use --since TIME"));
+
+  FakeTransport tj;
+  tj.reply(200, json{{"rejections", json::array()}, {"now_ms", 5}, {"next_cursor", nullptr}, {"code", "ok"}});
+  inv.json = true;
+  CHECK(run_with(inv, tj).err.empty());
+}

@@ -58,7 +58,8 @@ TEST_CASE("read_token_file: says why a file gives no token") {
 
 TEST_CASE("token_file_errno_text: permission denied says what to do") {
   // Tests run as root, which reads any file: the errno's text is checked directly.
-  CHECK(token_file_errno_text(EACCES) == "permission denied (the file must be readable by the user running gatewayctl)");
+  CHECK(token_file_errno_text(EACCES) ==
+        "permission denied (the file must be readable by the user running gatewayctl)");
   CHECK(token_file_errno_text(EPERM) == token_file_errno_text(EACCES));
   CHECK(token_file_errno_text(EIO).starts_with("cannot be read: "));
 }

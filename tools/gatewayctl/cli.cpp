@@ -276,7 +276,8 @@ Parsed parse_command_line(const std::vector<std::string>& args, const EnvLookup&
                                               {"--since-ms", "since_ms", Filter::integer},
                                               {"--since", "", Filter::since},
                                               {"--limit", "limit", Filter::count}}};
-  if (flag("--since") && flag("--since-ms")) return fail("--since and --since-ms go separately (--since-ms is its old form)");
+  if (flag("--since") && flag("--since-ms"))
+    return fail("--since and --since-ms go separately (--since-ms is its old form)");
   for (const auto& f : filters) {
     auto value = flag(f.flag);
     if (!value) continue;
@@ -324,6 +325,7 @@ Parsed parse_command_line(const std::vector<std::string>& args, const EnvLookup&
     inv.cursor = *c;
   }
   inv.all = flag("--all").has_value();
+  inv.since_ms_flag = flag("--since-ms").has_value();
   inv.json = flag("--json").has_value();
 
   if (spec->command == Command::resolve) {

@@ -46,6 +46,7 @@ struct Invocation {
   std::chrono::milliseconds timeout{30'000};
   bool json = false;
   bool all = false;  // held, rejections: follow next_cursor to the last page
+  bool since_ms_flag = false;  // rejections: the deprecated --since-ms was used (run() says so)
   // held, rejections: query parameters (raw values), in a fixed order.
   std::vector<std::pair<std::string, std::string>> query;
   std::optional<std::string> cursor;

@@ -88,7 +88,9 @@ ErrorReport report_reply(const HttpReply& reply) {
 
 std::string format_error(const ErrorReport& r, bool json) {
   if (json) {
-    auto null_if_empty = [](const std::string& s) { return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s); };
+    auto null_if_empty = [](const std::string& s) {
+      return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
+    };
     nlohmann::ordered_json error{
         {"code", r.code},
         {"detail", r.detail},

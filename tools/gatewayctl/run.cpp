@@ -71,6 +71,9 @@ void hint_next_page(const Json& page, std::ostream& err) {
 }  // namespace
 
 int run(const Invocation& inv, Transport& transport, std::ostream& out, std::ostream& err) {
+  // Text mode only: with --json, stderr holds nothing but a JSON error.
+  if (inv.since_ms_flag && !inv.json)
+    err << "note: --since-ms is deprecated; use --since TIME (e.g. --since 2025-12-01T09:00Z) or --since DURATION\n";
   try {
     Json reply;
     std::string text;

@@ -245,7 +245,8 @@ App::Reply App::rotate_realm(Call& call) {
 
 App::Reply App::rejections(Call& call) {
   require_operator(call);
-  const auto q = parse_query(call.target.query, {"tenant", "task", "code", "since_ms", "newer_than_ms", "limit", "cursor"});
+  const auto q =
+      parse_query(call.target.query, {"tenant", "task", "code", "since_ms", "newer_than_ms", "limit", "cursor"});
   RejectionFilter f;
   f.limit = page_limit(q);
   if (auto it = q.find("tenant"); it != q.end()) f.tenant = label_param(it->second, "tenant");
