@@ -30,7 +30,10 @@ NINE="{\"slot\":\"$RUN 09:00\",\"customer\":\"ada\"}"
 TEN="{\"slot\":\"$RUN 10:00\",\"customer\":\"ada\"}"
 
 tmp=$(mktemp -d)
-trap 'rm -rf -- "$tmp"' EXIT
+provider_down=0
+# Whatever happens, the provider is not left down (H1 to H5) for the next run or the reader.
+trap '[ "$provider_down" = 0 ] || curl -s -o /dev/null -X POST "$control/__test/faults" -d "{\"mode\":\"none\"}"
+rm -rf -- "$tmp"' EXIT
 pause_s=${README_PAUSE_S:-0}
 pause_real_s=${README_PAUSE_REAL_S:-1}
 case $pause_s$pause_real_s in *[!0-9]*) echo "demo.sh: README_PAUSE_S and README_PAUSE_REAL_S must be whole seconds" >&2; exit 2 ;; esac
@@ -209,6 +212,7 @@ call "H0. renew region-us's grant for an hour" 200 renewed \
 
 # 1. The booking provider goes down until step 5: every request, lookups included, answers 503.
 pause
+provider_down=1
 call "H1. the provider answers everything 503" 200 - \
   -X POST "$control/__test/faults" -d '{"mode":"error_5xx"}'
 
@@ -252,6 +256,7 @@ expect "H4. resolve: state not_executed" grep -qE '^state +not_executed$' <<<"$b
 # 5. The provider is back.
 pause
 call "H5. the provider is back" 200 - -X POST "$control/__test/faults" -d '{"mode":"none"}'
+provider_down=0
 
 # 6. The exact retry of step 2 commits: one booking.
 book_ten
