@@ -3,6 +3,13 @@
 # the background on free ports with a fresh database ($GATEWAY_DEV_DIR, default build/demo-stack),
 # waits until the gateway is ready, runs scripts/demo.sh against it, then stops the stack (TERM,
 # and waits). Exits with demo.sh's status; non-zero also when the stack never became ready.
+#
+# README.md's walk-throughs must work at human speed, so demo.sh pauses before every step:
+# README_PAUSE_S [300] seconds of authority time, a reader's five minutes. The gateway runs with
+# its manual clock (set to the real time first), and demo.sh moves it on by the pause, so a
+# lease, a forward deadline or a settle window (10 s) that a reader's pause would outlast is
+# outlasted here too, while each pause takes README_PAUSE_REAL_S [1] real second (CI time).
+# README_PAUSE_S=0 runs the session without pauses.
 set -euo pipefail
 
 repo=$(cd "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,7 +46,7 @@ scripts/pg.sh destroy "$GATEWAY_DEV_DIR/pg"
 mkdir -p "$GATEWAY_DEV_DIR"
 log=$GATEWAY_DEV_DIR/run.log
 say "scripts/run.sh on gateway port $GATEWAY_PORT (log: $log)"
-scripts/run.sh >"$log" 2>&1 &
+scripts/run.sh --manual-clock >"$log" 2>&1 &
 stack=$!
 # run.sh stops the gateway (up to 30 s), the providers and PostgreSQL on TERM.
 trap 'stop_pid "$stack" 60' EXIT
@@ -52,8 +59,15 @@ if [ "$ready" != 1 ]; then
   exit 1
 fi
 
+# Authority time starts at the real time, as a reader's gateway would have it.
+if ! curl -sS --max-time 30 -o /dev/null -X POST "http://127.0.0.1:$GATEWAY_PORT/v1/admin/clock" \
+  -H "Authorization: Bearer dev-operator-token" -d "{\"now_ms\":$(date +%s%3N)}"; then
+  say "could not set the gateway's manual clock"
+  exit 1
+fi
+
 rc=0
-scripts/demo.sh || rc=$?
+README_PAUSE_S=${README_PAUSE_S:-300} README_PAUSE_REAL_S=${README_PAUSE_REAL_S:-1} scripts/demo.sh || rc=$?
 stop_pid "$stack" 60
 trap - EXIT
 if [ "$rc" != 0 ]; then

@@ -19,13 +19,25 @@ bool is_framing(std::string_view name) {
   return iequals(name, "Connection") || iequals(name, "Content-Length") || iequals(name, "Transfer-Encoding");
 }
 
+// The status line's reason phrase. The standard one, except where it would
+// misstate what happened: unknown_outcome is 504 (SPEC section 5) also when
+// the provider answered at once (a 5xx), where "Gateway Timeout" is false.
+std::string_view reason_phrase(const Response& reply) {
+  namespace bhttp = boost::beast::http;
+  if (reply.status == 504) {
+    const auto code = reply.header("Gateway-Status");
+    if (code && *code == "unknown_outcome") return "Outcome Unknown";
+  }
+  const auto reason = bhttp::obsolete_reason(bhttp::int_to_status(reply.status));
+  return {reason.data(), reason.size()};
+}
+
 }  // namespace
 
 bool reply_has_body(unsigned status) { return !(status < 200 || status == 204 || status == 304); }
 
 std::string reply_head(const Response& reply, unsigned version, bool keep_alive, bool head) {
-  namespace bhttp = boost::beast::http;
-  const auto reason = bhttp::obsolete_reason(bhttp::int_to_status(reply.status));
+  const auto reason = reason_phrase(reply);
   std::size_t size = 64 + reason.size();
   for (const auto& [name, value] : reply.headers) size += name.size() + value.size() + 4;
   std::string out;

@@ -6,6 +6,12 @@
 
 namespace gw {
 
+std::string why_held(const HeldOperation& op, std::int64_t now_ms) {
+  if (op.state == OperationState::in_flight)
+    return forward_abandoned(op.state, op.forward_deadline_ms, now_ms) ? "forward_abandoned" : "forwarding";
+  return op.reason ? std::string(name(*op.reason)) : "outcome_unknown";
+}
+
 HeldPage HeldStore::list(Session& s, const HeldFilter& f) {
   const std::string sql =
       "SELECT o.tenant, o.task, o.op_id, o.state, o.held_reason, o.provider, o.method, o.target,"

@@ -42,6 +42,11 @@ struct HeldOperation {
   std::optional<std::int64_t> forward_deadline_ms;
 };
 
+// Why an operation holds its task, in the words docs/operations.md explains:
+// forwarding, forward_abandoned (in flight past its deadline), or the held
+// reason of an unknown one.
+std::string why_held(const HeldOperation& op, std::int64_t now_ms);
+
 struct HeldPage {
   std::vector<HeldOperation> operations;
   std::int64_t now_ms = 0;  // authority time of the listing

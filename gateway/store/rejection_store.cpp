@@ -5,6 +5,8 @@
 
 #include <pqxx/pqxx>
 
+#include <algorithm>
+
 namespace gw {
 namespace {
 
@@ -69,8 +71,11 @@ RejectionPage RejectionStore::list(Session& s, const RejectionFilter& f) {
     page.now_ms = tx.exec_params1("SELECT " + clock_.now_sql(1) + " FROM authority a", clock_.high_water())[0]
                       .as<std::int64_t>();
     clock_.observe(page.now_ms);
+    // Both bounds may be given: the later one counts.
+    auto since_ms = f.since_ms;
+    if (f.newer_than_ms) since_ms = std::max(since_ms.value_or(0), page.now_ms - *f.newer_than_ms);
     // One row more than asked: whether another page follows.
-    auto rows = tx.exec_params(sql, f.tenant, f.task, code, f.since_ms, after_ms, after_id,
+    auto rows = tx.exec_params(sql, f.tenant, f.task, code, since_ms, after_ms, after_id,
                                static_cast<std::int64_t>(f.limit) + 1);
     for (const auto& row : rows) {
       if (page.rejections.size() == f.limit) {

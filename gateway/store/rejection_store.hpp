@@ -53,7 +53,8 @@ struct RejectionCursor {
 struct RejectionFilter {
   std::optional<std::string> tenant, task;
   std::optional<Code> code;
-  std::optional<std::int64_t> since_ms;  // recorded at or after
+  std::optional<std::int64_t> since_ms;       // recorded at or after
+  std::optional<std::int64_t> newer_than_ms;  // recorded at most this long ago (authority time)
   unsigned limit = 100;
   std::optional<RejectionCursor> after;
 };

@@ -212,6 +212,41 @@ TEST_CASE("parse_url: http only, host, port, IPv6 and a path prefix") {
   }
 }
 
+TEST_CASE("rejections --since: a duration back from the gateway's now, or a UTC time, and --since-ms still works") {
+  CHECK(ok({"rejections", "--since", "10m"}).query == Query{{"newer_than_ms", "600000"}});
+  CHECK(ok({"rejections", "--since=1h30m", "--limit", "5"}).query ==
+        Query{{"newer_than_ms", "5400000"}, {"limit", "5"}});
+  CHECK(ok({"rejections", "--since", "2025-12-01T00:00Z"}).query == Query{{"since_ms", "1764547200000"}});
+  CHECK(ok({"rejections", "--since", "2025-12-01T00:00:00.250Z"}).query == Query{{"since_ms", "1764547200250"}});
+  CHECK(ok({"rejections", "--since", "2025-12-01"}).query == Query{{"since_ms", "1764547200000"}});
+  // The old flag, as before, marked for run() to say it is deprecated.
+  CHECK(ok({"rejections", "--since-ms", "1764547200000"}).query == Query{{"since_ms", "1764547200000"}});
+  CHECK(ok({"rejections", "--since-ms", "5"}).since_ms_flag);
+  CHECK_FALSE(ok({"rejections", "--since", "5m"}).since_ms_flag);
+  for (const char* bad : {"10", "1764547200000", "yesterday", "2025-12-01T09:00", "2025-02-30", "1969-12-31",
+                          "-5m", ""}) {
+    CAPTURE(bad);
+    CHECK(usage({"rejections", "--since", bad}).starts_with("--since must be a duration such as 10m"));
+  }
+  CHECK(usage({"rejections", "--since", "10m", "--since-ms", "5"}) ==
+        "--since and --since-ms go separately (--since-ms is its old form)");
+  CHECK(usage({"held", "--since", "10m"}) == "--since is not a flag of held");
+}
+
+TEST_CASE("usage_report: --json's form of a usage error, with the synopsis on one line") {
+  auto p = parse({"rejections", "--since", "soon"});
+  REQUIRE(std::holds_alternative<UsageError>(p));
+  auto r = usage_report(std::get<UsageError>(p));
+  CHECK(r.exit == Exit::usage);
+  CHECK(r.code == "usage");
+  CHECK(r.detail.starts_with("--since must be"));
+  CHECK(r.hint.starts_with("usage: gatewayctl rejections [--tenant T] [--task K] [--code C] [--since DURATION|TIME] "
+                           "[--limit N] [--cursor C] [--all]; run 'gatewayctl --help'"));
+  CHECK(wants_json({"held", "--bogus", "--json"}));
+  CHECK_FALSE(wants_json({"show", "--", "--json", "k", "op"}));
+  CHECK_FALSE(wants_json({"held"}));
+}
+
 TEST_CASE("token files: surrounding whitespace ignored, one visible-ASCII token") {
   CHECK(token_from_file_text("dev-operator-token\n") == "dev-operator-token");
   CHECK(token_from_file_text("  \tabc\r\n\n") == "abc");

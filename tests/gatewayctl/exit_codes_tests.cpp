@@ -28,6 +28,70 @@ TEST_CASE("exit codes are the documented numbers") {
   CHECK(code_of(Exit::no_reply) == 3);
   CHECK(code_of(Exit::not_found) == 4);
   CHECK(code_of(Exit::gateway_error) == 5);
+  CHECK(code_of(Exit::wrong_url) == 6);
+}
+
+TEST_CASE("exit_for_reply: a wrong URL (no such route, or not the gateway) is 6, a missing operation 4") {
+  auto route = problem(404, "not_found", "no such route");
+  route.body = R"({"type":"urn:write-gateway:code:not_found","title":"Not found","status":404,"code":"not_found",)"
+               R"("detail":"no such route","missing":"route"})";
+  CHECK(exit_for_reply(route) == Exit::wrong_url);
+  // A gateway from before the "missing" member.
+  CHECK(exit_for_reply(problem(404, "not_found", "no such route")) == Exit::wrong_url);
+
+  auto operation = problem(404, "not_found", "no operation with this id on this task");
+  CHECK(exit_for_reply(operation) == Exit::not_found);
+  operation.body.insert(operation.body.size() - 1, R"(,"missing":"operation")");
+  CHECK(exit_for_reply(operation) == Exit::not_found);
+
+  // Another server: no Gateway-Status.
+  HttpReply html;
+  html.status = 404;
+  html.body = "<html>Not Found</html>";
+  CHECK(exit_for_reply(html) == Exit::wrong_url);
+  html.status = 200;
+  CHECK(exit_for_reply(html) == Exit::wrong_url);
+  html.status = 302;
+  CHECK(exit_for_reply(html) == Exit::wrong_url);
+  // A 5xx stays "try again later", whoever sent it (a proxy in front of a gateway that is down).
+  html.status = 502;
+  CHECK(exit_for_reply(html) == Exit::gateway_error);
+
+  CHECK(exit_for_reply(problem(409, "busy", "x")) == Exit::refused);
+  CHECK(exit_for_reply(problem(503, "authority_unavailable", "x")) == Exit::gateway_error);
+}
+
+TEST_CASE("format_error: --json's error is one JSON line with the problem the gateway sent") {
+  auto r = report_reply(problem(404, "not_found", "no operation with this id on this task"));
+  CHECK(r.exit == Exit::not_found);
+  auto j = nlohmann::json::parse(format_error(r, true));
+  CHECK(format_error(r, true).ends_with("}\n"));
+  CHECK(format_error(r, true).find('\n') == format_error(r, true).size() - 1);
+  CHECK(j["error"]["code"] == "not_found");
+  CHECK(j["error"]["detail"] == "no operation with this id on this task");
+  CHECK(j["error"]["exit_code"] == 4);
+  CHECK(j["error"]["http_status"] == 404);
+  CHECK(j["error"]["request_id"] == "req-1");
+  CHECK(j["error"]["hint"].is_null());
+  CHECK(j["error"]["problem"]["detail"] == "no operation with this id on this task");
+
+  HttpReply html;
+  html.status = 404;
+  html.body = "<html>Not Found</html>";
+  auto other = nlohmann::json::parse(format_error(report_reply(html), true))["error"];
+  CHECK(other["code"] == "not_gateway");
+  CHECK(other["exit_code"] == 6);
+  CHECK(other["problem"].is_null());
+  CHECK(other["request_id"].is_null());
+  CHECK(other["hint"].get<std::string>().find("is --url the gateway?") != std::string::npos);
+
+  // The same report as text.
+  CHECK(format_error(r, false) == "error: not_found: no operation with this id on this task\n");
+  // Bytes that are not UTF-8 do not stop the JSON.
+  ErrorReport bad;
+  bad.code = "bad_reply";
+  bad.detail = "caf\xc3";
+  CHECK(nlohmann::json::parse(format_error(bad, true))["error"]["detail"] == "caf\xef\xbf\xbd");
 }
 
 TEST_CASE("exit_for_status: 2xx ok, 404 not found, other 4xx refused, 5xx gateway error, the rest no reply") {
@@ -88,8 +152,11 @@ TEST_CASE("read_problem: a body that is not problem+json still gives a code and 
   CHECK(error_text(problem(400, "invalid_request", "a\\u001b[2Jb")) == "error: invalid_request: a\\x1b[2Jb\n");
 }
 
-TEST_CASE("error_text for a 3xx says the URL may not be the gateway") {
+TEST_CASE("error_text for a 3xx or a 404 not from the gateway says the URL may not be the gateway") {
   HttpReply moved;
   moved.status = 301;
+  CHECK(error_text(moved).starts_with("error: not_gateway: HTTP 301 without the gateway's Gateway-Status header"));
   CHECK(error_text(moved).find("is --url the gateway?") != std::string::npos);
+  CHECK(error_text(problem(404, "not_found", "no such route")).find("hint: the gateway has no such route") !=
+        std::string::npos);
 }

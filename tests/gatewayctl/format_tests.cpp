@@ -88,3 +88,21 @@ TEST_CASE("key_values: keys padded to the longest, values escaped") {
         "upstream_key  gw1-x\n"
         "detail        line\\x0abreak\n");
 }
+
+TEST_CASE("parse_time_ms: UTC times as format_time_ms writes them, or shorter") {
+  CHECK(parse_time_ms("2025-12-01T09:00:00.000Z") == 1764579600000);
+  CHECK(parse_time_ms("2025-12-01T09:00:00Z") == 1764579600000);
+  CHECK(parse_time_ms("2025-12-01T09:00Z") == 1764579600000);
+  CHECK(parse_time_ms("2025-12-01 09:00+00:00") == 1764579600000);
+  CHECK(parse_time_ms("2025-12-01") == 1764547200000);
+  CHECK(parse_time_ms("1970-01-01T00:00:00.001Z") == 1);
+  CHECK(parse_time_ms("2024-02-29") == 1709164800000);
+  for (auto ms : {std::int64_t{0}, std::int64_t{1764579600123}, std::int64_t{253402300799999}})
+    CHECK(parse_time_ms(format_time_ms(ms)) == ms);
+  for (const char* bad : {"", "2025", "2025-12-01T", "2025-12-01T09:00", "2025-12-01T09:00+01:00", "2025-13-01",
+                          "2025-02-29", "2025-12-01T24:00Z", "2025-12-01T09:60Z", "2025-12-01T09:00:00.5Z",
+                          "2025-12-01T09:00:00.000Zjunk", "10m", " 2025-12-01"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(parse_time_ms(bad));
+  }
+}

@@ -256,15 +256,28 @@ TEST_CASE("gatewayctl held: a token the gateway does not know, or an agent's, ex
   CHECK(agent.err.find(agent_a) == std::string::npos);
 }
 
-TEST_CASE("gatewayctl: a path the gateway does not have exits 4 (not found)") {
+TEST_CASE("gatewayctl: a path prefix the gateway does not have exits 6 (wrong URL), not 4 (not found)") {
   HeldRig h;
   auto run = h.ctl({"held", "--url", h.url() + "/no-such-prefix"});
-  CHECK(run.exit_code == 4);
+  CHECK(run.exit_code == 6);
   CHECK(run.out == "");
-  CHECK(run.err.starts_with("error: not_found: "));
+  CHECK(run.err == "error: not_found: no such route\n"
+                   "hint: the gateway has no such route: is --url's path prefix right (the part before /v1)?\n");
+
+  auto as_json = h.ctl({"held", "--json", "--url", h.url() + "/no-such-prefix"});
+  CHECK(as_json.exit_code == 6);
+  CHECK(as_json.out == "");
+  const auto error = json::parse(as_json.err)["error"];
+  CHECK(error["exit_code"] == 6);
+  CHECK(error["problem"]["missing"] == "route");
+
+  // An operation the gateway does not have, on a route it does: 4.
+  auto missing = h.ctl({"show", "tenant-a", "task-1", "no-such-op"});
+  CHECK(missing.exit_code == 4);
+  CHECK(missing.err == "error: not_found: no operation with this id on this task\n");
 }
 
-TEST_CASE("gatewayctl: nothing listening, no reply in time, or a reply that is not the API's exit 3") {
+TEST_CASE("gatewayctl: nothing listening, no reply in time, or bytes that are not HTTP exit 3") {
   const auto token = EnvVars{{"GATEWAY_TOKEN", operator_token}};
   const auto port = free_tcp_port();
   auto refused = checked(run_gatewayctl({"held", "--url", local_url(port)}, token));
@@ -285,16 +298,58 @@ TEST_CASE("gatewayctl: nothing listening, no reply in time, or a reply that is n
   CHECK(garbage.exit_code == 3);
   CHECK(garbage.err.starts_with("error: bad_reply: "));
 
+  auto garbage_json = checked(run_gatewayctl({"held", "--json", "--url", local_url(not_http.port())}, token));
+  CHECK(garbage_json.exit_code == 3);
+  CHECK(json::parse(garbage_json.err)["error"]["code"] == "bad_reply");
+}
+
+TEST_CASE("gatewayctl: another server at --url (no Gateway-Status) exits 6 (wrong URL)") {
+  const auto token = EnvVars{{"GATEWAY_TOKEN", operator_token}};
   CannedServer not_json("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 6\r\n\r\n<html>");
   auto html = checked(run_gatewayctl({"held", "--url", local_url(not_json.port())}, token));
-  CHECK(html.exit_code == 3);
+  CHECK(html.exit_code == 6);
   CHECK(html.out == "");
-  CHECK(html.err == "error: bad_reply: HTTP 200 but the body is not a JSON object\n");
+  CHECK(html.err == "error: not_gateway: HTTP 200 without the gateway's Gateway-Status header: HTTP 200: <html>\n"
+                    "hint: another server answered: is --url the gateway? (http://host:port[/prefix], the part "
+                    "before /v1)\n");
+
+  CannedServer not_found("HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: 9\r\n\r\nNot Found");
+  auto other = checked(run_gatewayctl({"show", "t", "k", "op", "--json", "--url", local_url(not_found.port())}, token));
+  CHECK(other.exit_code == 6);
+  CHECK(other.out == "");
+  CHECK(json::parse(other.err)["error"]["code"] == "not_gateway");
 
   CannedServer redirect("HTTP/1.1 302 Found\r\nLocation: /login\r\nContent-Length: 0\r\n\r\n");
   auto moved = checked(run_gatewayctl({"held", "--url", local_url(redirect.port())}, token));
-  CHECK(moved.exit_code == 3);
+  CHECK(moved.exit_code == 6);
   CHECK(moved.err.find("is --url the gateway?") != std::string::npos);
+}
+
+TEST_CASE("gatewayctl --token-file: says why the file gives no token, exit 2, nothing sent") {
+  const EnvVars env{{"GATEWAY_URL", local_url(free_tcp_port())}};
+  TempDir dir;
+  struct Case {
+    std::string file;
+    std::string says;
+  };
+  for (const auto& [file, says] : std::vector<Case>{
+           {"/nonexistent/gatewayctl-token", "no such file"},
+           {dir.write("empty", ""), "is empty"},
+           {dir.write("two", "a b\n"), "does not hold one token (visible ASCII, no spaces; one line)"},
+       }) {
+    CAPTURE(file);
+    auto run = checked(run_gatewayctl({"held", "--token-file", file}, env));
+    CHECK(run.exit_code == 2);
+    CHECK(run.out == "");
+    CHECK(run.err.starts_with("error: usage: --token-file " + file + ": " + says + "\n"));
+
+    auto as_json = checked(run_gatewayctl({"held", "--json", "--token-file", file}, env));
+    CHECK(as_json.exit_code == 2);
+    const auto error = json::parse(as_json.err)["error"];
+    CHECK(error["code"] == "usage");
+    CHECK(error["detail"] == "--token-file " + file + ": " + says);
+    CHECK(error["exit_code"] == 2);
+  }
 }
 
 TEST_CASE("gatewayctl: the gateway without its database exits 5 (try again later)") {
@@ -339,7 +394,7 @@ TEST_CASE("gatewayctl: usage errors exit 2 with the usage, and send nothing") {
            {{"held"}, {{"GATEWAY_URL", "http://127.0.0.1:1"}}, "error: usage: no operator token"},
            {{"held", "--url", "https://127.0.0.1:1"}, env, "error: usage: --url: https:// is not supported"},
            {{"held", "--token-file", "/nonexistent/gatewayctl-token"}, env,
-            "error: usage: --token-file: cannot read the file\n"},
+            "error: usage: --token-file /nonexistent/gatewayctl-token: no such file\n"},
        }) {
     CAPTURE(says);
     auto run = checked(run_gatewayctl(args, case_env));
@@ -357,7 +412,8 @@ TEST_CASE("gatewayctl --help: every command and the exit codes, exit 0") {
   CHECK(run.err == "");
   for (const char* s : {"held [--tenant T]", "show TENANT TASK OPERATION", "reconcile TENANT TASK OPERATION",
                         "resolve TENANT TASK OPERATION --outcome", "rejections [--tenant T]", "revoke TENANT TASK",
-                        "rotate-realm --yes", "exit codes:", "  4  not found (404)"})
+                        "rotate-realm --yes", "exit codes:", "  4  not found (404", "  6  wrong --url",
+                        "--since DURATION|TIME"})
     CHECK_MESSAGE(run.out.find(s) != std::string::npos, s);
   CHECK(run_gatewayctl({"held", "-h"}).out == run.out);
 }

@@ -111,7 +111,26 @@ TEST_CASE("gatewayctl show: path segments percent-encoded, unknown ids exit 4, a
   auto missing = r.ctl({"show", "tenant-a", "trip/42%", "no-such-op"});
   CHECK(missing.exit_code == 4);
   CHECK(missing.out == "");
-  CHECK(missing.err.starts_with("error: not_found: "));
+  CHECK(missing.err == "error: not_found: no operation with this id on this task\n");
+
+  // --json: the same exit code, the error as JSON on stderr with the gateway's problem.
+  auto missing_json = r.ctl({"show", "tenant-a", "trip/42%", "no-such-op", "--json"});
+  CHECK(missing_json.exit_code == 4);
+  CHECK(missing_json.out == "");
+  const auto error = json::parse(missing_json.err)["error"];
+  CHECK(error["code"] == "not_found");
+  CHECK(error["exit_code"] == 4);
+  CHECK(error["http_status"] == 404);
+  CHECK(error["problem"]["missing"] == "operation");
+  CHECK(error["request_id"].is_string());
+
+  // A wrong path prefix reaches the gateway but no route of it: 6, not 4.
+  auto wrong_prefix = run_gatewayctl(
+      {"show", "tenant-a", "trip/42%", "op-slash", "--json"},
+      {{"GATEWAY_URL", "http://127.0.0.1:" + std::to_string(r.rig.gateway.port()) + "/gateway"},
+       {"GATEWAY_TOKEN", operator_token}});
+  CHECK(wrong_prefix.exit_code == 6);
+  CHECK(json::parse(wrong_prefix.err)["error"]["problem"]["missing"] == "route");
 
   auto agent = r.ctl({"show", "tenant-a", "trip/42%", "op-slash"}, agent_a);
   CHECK(agent.exit_code == 1);
@@ -204,6 +223,18 @@ TEST_CASE("gatewayctl rejections: a stale owner's attempt with the grant it pres
   CHECK(paged["rejections"] == rows);
   CHECK(r.ctl_json({"rejections", "--code", "busy"})["rejections"].empty());
   CHECK(r.ctl({"rejections"}, agent_a).exit_code == 1);
+
+  // --since: a duration back from the gateway's (manual) clock, or a UTC time.
+  r.rig.gateway.set_clock(t0 + 600'000);  // ten minutes after both rejections
+  CHECK(r.ctl_json({"rejections", "--task", "task-r", "--since", "11m"})["rejections"] == rows);
+  CHECK(r.ctl_json({"rejections", "--task", "task-r", "--since", "9m"})["rejections"].empty());
+  CHECK(r.ctl_json({"rejections", "--task", "task-r", "--since", "2025-12-01T00:00Z"})["rejections"] == rows);
+  CHECK(r.ctl_json({"rejections", "--task", "task-r", "--since", "2025-12-01T00:00:00.001Z"})["rejections"].empty());
+  // The old flag still works.
+  CHECK(r.ctl_json({"rejections", "--task", "task-r", "--since-ms", std::to_string(t0)})["rejections"] == rows);
+  auto bad = r.ctl({"rejections", "--since", "yesterday"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.starts_with("error: usage: --since must be a duration such as 10m"));
 }
 
 TEST_CASE("gatewayctl revoke: the current lease ends now and the next claim gets a new epoch") {

@@ -195,7 +195,16 @@ TEST_CASE("every kind of failure maps to its exit code, with the error line on s
        "error: internal_error: internal error; see the gateway log\n"},
       {[](FakeTransport& t) { t.reply(502, "<html>bad gateway</html>", ""); }, 5,
        "error: http_502: HTTP 502: <html>bad gateway</html>\n"},
-      {[](FakeTransport& t) { t.reply(302, "", ""); }, 3, "error: http_302: HTTP 302 with an empty body\n"},
+      {[](FakeTransport& t) { t.reply(302, "", ""); }, 6,
+       "error: not_gateway: HTTP 302 without the gateway's Gateway-Status header: HTTP 302 with an empty body\n"},
+      {[](FakeTransport& t) { t.reply(404, "<html>Not Found</html>", ""); }, 6,
+       "error: not_gateway: HTTP 404 without the gateway's Gateway-Status header: HTTP 404: <html>Not Found</html>\n"
+       "hint: another server answered: is --url the gateway?"},
+      {[](FakeTransport& t) {
+         t.reply(404, json{{"type", "urn:write-gateway:code:not_found"}, {"title", "Not found"}, {"status", 404},
+                           {"code", "not_found"}, {"detail", "no such route"}, {"missing", "route"}});
+       },
+       6, "error: not_found: no such route\nhint: the gateway has no such route: is --url's path prefix right"},
       {[](FakeTransport& t) { t.fail("unreachable", "cannot connect to 127.0.0.1:1: Connection refused"); }, 3,
        "error: unreachable: cannot connect to 127.0.0.1:1: Connection refused\n"},
       {[](FakeTransport& t) { t.fail("timeout", "no reply from h:1 within 2s"); }, 3,
@@ -215,6 +224,22 @@ TEST_CASE("every kind of failure maps to its exit code, with the error line on s
     CHECK(r.exit == cases[i].exit);
     CHECK(r.out.empty());
     CHECK(r.err.starts_with(cases[i].err_starts));
+
+    // --json: the same exit code, and the error as one JSON object on stderr.
+    FakeTransport tj;
+    cases[i].script(tj);
+    auto inv = invocation(Command::show, {"t", "k", "op"});
+    inv.json = true;
+    auto rj = run_with(inv, tj);
+    CHECK(rj.exit == cases[i].exit);
+    CHECK(rj.out.empty());
+    auto parsed = nlohmann::json::parse(rj.err, nullptr, false);
+    REQUIRE_MESSAGE(parsed.is_object(), rj.err);
+    const auto& error = parsed["error"];
+    CHECK(error["exit_code"] == cases[i].exit);
+    // The text form's first line is "error: <code>: <detail>".
+    CHECK(cases[i].err_starts.starts_with("error: " + error["code"].get<std::string>() + ": " +
+                                          error["detail"].get<std::string>().substr(0, 20)));
   }
 }
 
@@ -279,5 +304,40 @@ TEST_CASE("--json refuses the same bad shapes as the table") {
   auto r = run_with(inv, t);
   CHECK(r.exit == 3);
   CHECK(r.out.empty());
-  CHECK(r.err == "error: bad_reply: the reply has no \"held\" array\n");
+  CHECK(nlohmann::json::parse(r.err) ==
+        nlohmann::json::parse(R"({"error": {"code": "bad_reply", "detail": "the reply has no \"held\" array",
+                                             "exit_code": 3, "http_status": null, "request_id": null, "hint": null,
+                                             "problem": null}})"));
+}
+
+TEST_CASE("--json: a refusal's error carries the gateway's problem and request id") {
+  FakeTransport t;
+  t.problem(409, "operation_not_held", "already settled");
+  auto inv = invocation(Command::resolve, {"t", "k", "op"});
+  inv.json = true;
+  auto r = run_with(inv, t);
+  CHECK(r.exit == 1);
+  CHECK(r.out.empty());
+  auto error = nlohmann::json::parse(r.err)["error"];
+  CHECK(error["code"] == "operation_not_held");
+  CHECK(error["http_status"] == 409);
+  CHECK(error["request_id"] == "req-9");
+  CHECK(error["problem"]["code"] == "operation_not_held");
+  CHECK(error["problem"]["detail"] == "already settled");
+}
+
+TEST_CASE("rejections --since-ms: works, with a note on stderr that it is deprecated (not with --json)") {
+  FakeTransport t;
+  t.reply(200, json{{"rejections", json::array()}, {"now_ms", 5}, {"next_cursor", nullptr}, {"code", "ok"}});
+  auto inv = invocation(Command::rejections);
+  inv.since_ms_flag = true;
+  auto r = run_with(inv, t);
+  CHECK(r.exit == 0);
+  CHECK(r.out == "no rejections\n");
+  CHECK(r.err.starts_with("note: --since-ms is deprecated; use --since TIME"));
+
+  FakeTransport tj;
+  tj.reply(200, json{{"rejections", json::array()}, {"now_ms", 5}, {"next_cursor", nullptr}, {"code", "ok"}});
+  inv.json = true;
+  CHECK(run_with(inv, tj).err.empty());
 }

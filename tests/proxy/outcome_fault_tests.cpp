@@ -55,8 +55,18 @@ void unknown_outcome_case(const std::string& mode, std::int64_t delay_ms, bool e
   CHECK(provider.effects_for(Outcomes::key("op-1")) == (executes ? 1 : 0));
   CHECK(provider.effect_count() == (executes ? 1 : 0));
 
-  // The task is held: another operation is refused before it is forwarded.
-  check_problem(o.write("op-2", "slot-2", 0), 409, "unresolved_operation");
+  // The task is held: another operation is refused before it is forwarded,
+  // and the current owner is told which operation holds it, and since when.
+  auto refused = o.write("op-2", "slot-2", 0);
+  check_problem(refused, 409, "unresolved_operation");
+  const auto holder = refused.json()["unresolved_operation"];
+  CHECK(holder["id"] == "op-1");
+  CHECK(holder["state"] == "unknown");
+  CHECK(holder["reason"] == "outcome_unknown");
+  CHECK(holder["held_since_ms"] == 0);  // the manual clock stands at 0
+  CHECK(holder["held_for_ms"] == 0);
+  CHECK(refused.json()["detail"].get<std::string>().starts_with(
+      "operation op-1 holds this task (unknown, outcome_unknown, since 1970-01-01T00:00:00.000Z)"));
   CHECK(provider.requests_with_key(Outcomes::key("op-2")) == 0);
   CHECK(o.task_view()["unresolved_operation"] == nlohmann::json{{"id", "op-1"}, {"state", "unknown"}});
   CHECK(o.task_view()["version"] == 0);
@@ -162,4 +172,85 @@ TEST_CASE("outcome: a connection dropped after execution is unknown_outcome, hel
 
 TEST_CASE("outcome: a provider 5xx is unknown_outcome, held, never resent") {
   unknown_outcome_case("error_5xx", 0, false);
+}
+
+TEST_CASE("outcome: a provider 500 answered at once is 504 Outcome Unknown with provider_status, not Gateway Timeout") {
+  Outcomes o;
+  o.rig.provider.reply_status_next(500);
+  // Raw, to read the status line as the agent's HTTP library does.
+  const auto body = booking_body("slot-1");
+  const auto raw = o.c.raw("POST " + task_path("tenant-a", "task-a", "providers/booking/bookings") +
+                           " HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer " + agent_a +
+                           "\r\nFence-Grant: " + o.grant +
+                           "\r\nIdempotency-Key: op-1\r\nExpected-Version: 0\r\nContent-Type: application/json"
+                           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
+                           body);
+  REQUIRE_MESSAGE(raw.bytes.starts_with("HTTP/1.1 504 Outcome Unknown\r\n"), raw.bytes);
+  CHECK(raw.bytes.find("Gateway-Status: unknown_outcome\r\n") != std::string::npos);
+  const auto problem = nlohmann::json::parse(raw.bytes.substr(raw.bytes.find("\r\n\r\n") + 4));
+  CHECK(problem["status"] == 504);
+  CHECK(problem["code"] == "unknown_outcome");
+  CHECK(problem["provider_status"] == 500);
+  CHECK(problem["detail"].get<std::string>().starts_with("the provider answered 500, "));
+  CHECK(o.state("op-1") == "unknown");
+  CHECK(o.rig.provider.effect_count() == 0);
+}
+
+TEST_CASE("outcome: unresolved_operation names the holding operation only to the task's current owner") {
+  Outcomes o;
+  o.rig.provider.set_fault("error_5xx", 0, 1);
+  check_problem(o.write("op-1", "slot-1", 0), 504, "unknown_outcome");
+  CHECK(o.write("op-1", "slot-1", 0).json()["provider_status"].is_null());  // the exact retry: the ledger's answer
+
+  // The owner's grant: named.
+  auto owner = o.write("op-2", "slot-2", 0);
+  check_problem(owner, 409, "unresolved_operation");
+  CHECK(owner.json()["unresolved_operation"]["id"] == "op-1");
+
+  // Another tenant's agent on this task's path: forbidden, nothing named.
+  Write other;
+  other.grant = o.grant;
+  other.key = "op-3";
+  other.body = booking_body("slot-3");
+  other.agent = agent_b;
+  auto forbidden = send(o.c, other);
+  check_problem(forbidden, 403, "forbidden");
+  CHECK(forbidden.body.find("op-1") == std::string::npos);
+
+  // Another tenant's own task of the same name is not held, and names nothing of tenant-a's.
+  auto b_grant = grant_token(o.rig.gateway.claim("tenant-b", "task-a", "region-b", 60000, agent_b));
+  Write b;
+  b.tenant = "tenant-b";
+  b.grant = b_grant;
+  b.key = "op-b";
+  b.body = booking_body("slot-b");
+  b.agent = agent_b;
+  auto b_reply = send(o.c, b);
+  CHECK(b_reply.status == 201);
+  CHECK(b_reply.body.find("op-1") == std::string::npos);
+
+  // tenant-a's grant presented on tenant-b's task: scope_mismatch, nothing named.
+  Write cross = b;
+  cross.agent = agent_a;  // may act for tenant-a only among these
+  cross.tenant = "tenant-c";
+  cross.grant = o.grant;
+  cross.key = "op-4";
+  auto mismatch = send(o.c, cross);
+  CHECK(mismatch.status == 409);
+  CHECK(mismatch.code() == "scope_mismatch");
+  CHECK(mismatch.body.find("op-1") == std::string::npos);
+
+  // A former owner of the task: its grant is refused first, nothing named.
+  CHECK(o.c.post_json(task_path("tenant-a", "task-a", "release"), {{"grant_token", o.grant}}, agent_a).status == 200);
+  auto new_grant = grant_token(o.rig.gateway.claim("tenant-a", "task-a", "region-b", 60000));
+  auto stale = o.write("op-5", "slot-5", 0);
+  check_problem(stale, 409, "stale_owner");
+  CHECK(stale.body.find("op-1") == std::string::npos);
+  CHECK(!stale.json().contains("unresolved_operation"));
+
+  // The new owner is told.
+  o.grant = new_grant;
+  auto told = o.write("op-6", "slot-6", 0);
+  check_problem(told, 409, "unresolved_operation");
+  CHECK(told.json()["unresolved_operation"]["id"] == "op-1");
 }

@@ -72,6 +72,13 @@ TEST_CASE("outcome reply: unknown, with or without a reply, is 504 unknown_outco
   check_problem(outcome_reply(OperationState::unknown, provider(503, {{"Retry-After", "1"}}), current()), 504,
                 Code::unknown_outcome);
   check_problem(outcome_reply(OperationState::unknown, std::nullopt, current()), 504, Code::unknown_outcome);
+  // The problem says what happened: a provider that answered is not a timeout.
+  auto answered = problem_of(outcome_reply(OperationState::unknown, provider(500), current()));
+  CHECK(answered["provider_status"] == 500);
+  CHECK(answered["detail"].get<std::string>().starts_with("the provider answered 500, "));
+  auto silent = problem_of(outcome_reply(OperationState::unknown, std::nullopt, current()));
+  CHECK(!silent.contains("provider_status"));
+  CHECK(silent["detail"].get<std::string>().find("no usable reply came back") != std::string::npos);
   // A definite state without the reply that proves it is not guessed at.
   check_problem(outcome_reply(OperationState::succeeded, std::nullopt, current()), 504, Code::unknown_outcome);
   check_problem(outcome_reply(OperationState::rejected, std::nullopt, current()), 504, Code::unknown_outcome);

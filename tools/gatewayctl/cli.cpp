@@ -34,9 +34,11 @@ const std::vector<CommandSpec>& commands() {
        "resolve TENANT TASK OPERATION --outcome succeeded|rejected|not_executed --evidence REF [--note TEXT]",
        "settle a held operation on the operator's evidence (recorded beside, never replacing, the attempts)"},
       {Command::rejections, "rejections", 0,
-       {"--tenant", "--task", "--code", "--since-ms", "--limit", "--cursor", "--all"},
-       "rejections [--tenant T] [--task K] [--code C] [--since-ms N] [--limit N] [--cursor C] [--all]",
-       "the audit trail of refused protected attempts, with the grant each presented"},
+       {"--tenant", "--task", "--code", "--since", "--since-ms", "--limit", "--cursor", "--all"},
+       "rejections [--tenant T] [--task K] [--code C] [--since DURATION|TIME] [--limit N]\n"
+       "[--cursor C] [--all]",
+       "refused protected attempts, newest first, with the grant each presented; --since 10m: the\n"
+       "last ten minutes (authority time), --since 2025-12-01T09:00Z: from then on"},
       {Command::revoke, "revoke", 2, {}, "revoke TENANT TASK", "end the task's current lease now"},
       {Command::rotate_realm, "rotate-realm", 0, {"--yes"}, "rotate-realm --yes",
        "start a new authority realm: every outstanding grant is refused from then on"},
@@ -51,6 +53,7 @@ const std::map<std::string_view, bool>& known_flags() {
       {"--json", false},    {"--tenant", true},    {"--task", true},       {"--provider", true},
       {"--state", true},    {"--reason", true},    {"--older-than", true}, {"--limit", true},
       {"--cursor", true},   {"--all", false},      {"--code", true},       {"--since-ms", true},
+      {"--since", true},
       {"--outcome", true},  {"--evidence", true},  {"--note", true},       {"--yes", false},
   };
   return flags;
@@ -261,9 +264,9 @@ Parsed parse_command_line(const std::vector<std::string>& args, const EnvLookup&
   // Query filters, in this order whatever the order on the command line.
   struct Filter {
     std::string_view flag, param;
-    enum { label, state, duration, count, integer } kind;
+    enum { label, state, duration, count, integer, since } kind;
   };
-  static const std::array<Filter, 9> filters{{{"--tenant", "tenant", Filter::label},
+  static const std::array<Filter, 10> filters{{{"--tenant", "tenant", Filter::label},
                                               {"--task", "task", Filter::label},
                                               {"--provider", "provider", Filter::label},
                                               {"--code", "code", Filter::label},
@@ -271,11 +274,14 @@ Parsed parse_command_line(const std::vector<std::string>& args, const EnvLookup&
                                               {"--reason", "reason", Filter::label},
                                               {"--older-than", "older_than_ms", Filter::duration},
                                               {"--since-ms", "since_ms", Filter::integer},
+                                              {"--since", "", Filter::since},
                                               {"--limit", "limit", Filter::count}}};
+  if (flag("--since") && flag("--since-ms"))
+    return fail("--since and --since-ms go separately (--since-ms is its old form)");
   for (const auto& f : filters) {
     auto value = flag(f.flag);
     if (!value) continue;
-    std::string param_value = *value;
+    std::string param = std::string(f.param), param_value = *value;
     switch (f.kind) {
       case Filter::label:
         if (!is_label(*value)) return fail(std::string(f.flag) + " must be 1 to 80 printable ASCII characters");
@@ -292,13 +298,26 @@ Parsed parse_command_line(const std::vector<std::string>& args, const EnvLookup&
       case Filter::integer:
         if (!decimal(*value)) return fail(std::string(f.flag) + " must be an integer from 0 to 2^63-1");
         break;
+      case Filter::since:
+        // A duration back from the gateway's now (as held's --older-than), or a UTC time.
+        if (auto ms = parse_duration_ms(*value)) {
+          param = "newer_than_ms";
+          param_value = std::to_string(*ms);
+        } else if (auto at = parse_time_ms(*value); at && *at >= 0) {
+          param = "since_ms";
+          param_value = std::to_string(*at);
+        } else {
+          return fail("--since must be a duration such as 10m, 2h or 1d (that long ago until now) or a UTC time "
+                      "such as 2025-12-01T09:00Z or 2025-12-01T09:00:00.000Z (from then on)");
+        }
+        break;
       case Filter::count: {
         auto n = decimal(*value);
         if (!n || *n < 1) return fail(std::string(f.flag) + " must be a positive integer");
         break;
       }
     }
-    inv.query.emplace_back(std::string(f.param), std::move(param_value));
+    inv.query.emplace_back(std::move(param), std::move(param_value));
   }
   if (auto c = flag("--cursor")) {
     if (c->empty()) return fail("--cursor must not be empty");
@@ -306,6 +325,7 @@ Parsed parse_command_line(const std::vector<std::string>& args, const EnvLookup&
     inv.cursor = *c;
   }
   inv.all = flag("--all").has_value();
+  inv.since_ms_flag = flag("--since-ms").has_value();
   inv.json = flag("--json").has_value();
 
   if (spec->command == Command::resolve) {
@@ -373,49 +393,91 @@ std::string help_text() {
       "commands:\n";
   for (const auto& spec : commands()) {
     out += "  " + synopsis_at(spec, 2) + "\n";
-    out += "      " + std::string(spec.summary) + "\n";
+    out += "      ";
+    for (char ch : spec.summary) out += ch == '\n' ? std::string("\n      ") : std::string(1, ch);
+    out += "\n";
   }
   out +=
       "\n"
       "flags of every command:\n"
       "  --url URL           the gateway, http://host[:port][/prefix]; default $GATEWAY_URL\n"
-      "  --token-file FILE   read the operator token from FILE (surrounding whitespace ignored)\n"
+      "  --token-file FILE   read the operator token from FILE (surrounding whitespace ignored);\n"
+      "                      its mode is not checked: keep it chmod 600\n"
       "  --token TOKEN       the operator token; default $GATEWAY_TOKEN. Visible in ps: prefer the others\n"
       "  --timeout DURATION  deadline for each request, connect to last byte (default 30s)\n"
       "  --json              print the gateway's JSON reply, pretty, instead of a table; with --all,\n"
-      "                      the pages merged into one reply (every row, next_cursor null)\n"
+      "                      the pages merged into one reply (every row, next_cursor null). Errors\n"
+      "                      are then one JSON line on stderr: {\"error\": {\"code\", \"detail\",\n"
+      "                      \"exit_code\", \"http_status\", \"request_id\", \"hint\", \"problem\"}}\n"
       "  -h, --help          this text\n"
       "\n"
       "Flags win over the environment. DURATION is digits with a unit, or a sum of them:\n"
-      "500ms, 90s, 10m, 2h, 1d, 1h30m. Without --all, one page is shown (--limit rows, the\n"
-      "gateway's default 100) and the next page's cursor is printed on stderr. An operand that\n"
-      "starts with '-' goes after --. Times are UTC.\n"
+      "500ms, 90s, 10m, 2h, 1d, 1h30m; durations back from now are measured by the gateway's\n"
+      "clock. TIME is UTC: 2025-12-01, 2025-12-01T09:00Z, 2025-12-01T09:00:00.000Z. rejections\n"
+      "--since-ms N (epoch milliseconds) still works but is deprecated: use --since.\n"
+      "Without --all, one page is shown (--limit rows, the gateway's default 100) and the next\n"
+      "page's cursor is printed on stderr. An operand that starts with '-' goes after --. Times\n"
+      "are UTC.\n"
       "\n"
       "exit codes:\n"
       "  0  done\n"
       "  1  the gateway refused: a 4xx problem other than 404 (unauthenticated, forbidden,\n"
       "     invalid_request, a conflict such as an operation that is not held)\n"
-      "  2  usage error: bad or missing flags or operands; nothing was sent\n"
-      "  3  no usable reply: cannot connect, timeout, or a reply that is not the operator API's\n"
-      "  4  not found (404): no such operation or task, or no such route at --url\n"
+      "  2  usage error: bad or missing flags or operands, or a --token-file that cannot be read\n"
+      "     (the message says why); nothing was sent\n"
+      "  3  no usable reply: cannot connect, timeout, bytes that are not HTTP, or a 2xx whose body\n"
+      "     is not the operator API's JSON\n"
+      "  4  not found (404 from the gateway on one of its routes): no such operation or task\n"
       "  5  the gateway failed (5xx: authority_unavailable, internal_error): try again later\n"
+      "  6  wrong --url: the gateway has no such route (check the path prefix, the part before\n"
+      "     /v1), or another server answered (no Gateway-Status header)\n"
       "\n"
-      "Errors go to stderr as \"error: <code>: <detail>\"; stdout has output only with exit 0.\n";
+      "Errors go to stderr, as \"error: <code>: <detail>\" (and a \"hint:\" line for some), or as\n"
+      "JSON with --json; stdout has output only with exit 0.\n";
   return out;
 }
 
-std::string usage_error_text(const UsageError& error) {
-  std::string out = "error: usage: " + error.message + "\n";
-  if (error.command) {
-    const std::string prefix = "usage: gatewayctl ";
-    out += prefix + synopsis_at(spec_of(*error.command), prefix.size()) + "\n";
-  } else {
+namespace {
+
+constexpr std::string_view help_pointer = "run 'gatewayctl --help' for every command, flag and exit code";
+
+// "usage: gatewayctl ..." for the command, or for every command; continuation
+// lines indented (text) or joined with spaces (JSON).
+std::string usage_line(const UsageError& error, bool one_line) {
+  const std::string prefix = "usage: gatewayctl ";
+  if (!error.command) {
     std::string names;
     for (const auto& spec : commands()) names += (names.empty() ? "" : "|") + std::string(spec.name);
-    out += "usage: gatewayctl " + names + " [OPERANDS] [FLAGS]\n";
+    return prefix + names + " [OPERANDS] [FLAGS]";
   }
-  out += "run 'gatewayctl --help' for every command, flag and exit code\n";
-  return out;
+  const auto& spec = spec_of(*error.command);
+  if (!one_line) return prefix + synopsis_at(spec, prefix.size());
+  std::string synopsis(spec.synopsis);
+  std::replace(synopsis.begin(), synopsis.end(), '\n', ' ');
+  return prefix + synopsis;
+}
+
+}  // namespace
+
+std::string usage_error_text(const UsageError& error) {
+  return "error: usage: " + error.message + "\n" + usage_line(error, false) + "\n" + std::string(help_pointer) + "\n";
+}
+
+bool wants_json(const std::vector<std::string>& args) {
+  for (const auto& a : args) {
+    if (a == "--") break;
+    if (a == "--json") return true;
+  }
+  return false;
+}
+
+ErrorReport usage_report(const UsageError& error) {
+  ErrorReport r;
+  r.exit = Exit::usage;
+  r.code = "usage";
+  r.detail = error.message;
+  r.hint = usage_line(error, true) + "; " + std::string(help_pointer);
+  return r;
 }
 
 }  // namespace gwctl

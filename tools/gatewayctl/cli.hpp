@@ -5,6 +5,8 @@
 // is pure; reading a --token-file is left to main.
 #pragma once
 
+#include "gatewayctl/exit_codes.hpp"
+
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -44,6 +46,7 @@ struct Invocation {
   std::chrono::milliseconds timeout{30'000};
   bool json = false;
   bool all = false;  // held, rejections: follow next_cursor to the last page
+  bool since_ms_flag = false;  // rejections: the deprecated --since-ms was used (run() says so)
   // held, rejections: query parameters (raw values), in a fixed order.
   std::vector<std::pair<std::string, std::string>> query;
   std::optional<std::string> cursor;
@@ -79,5 +82,10 @@ bool is_label(std::string_view text);
 std::string help_text();
 // stderr for a usage error: the error line, the command's synopsis, a pointer to --help.
 std::string usage_error_text(const UsageError& error);
+
+// Whether --json is among `args` (before "--"), whatever else is wrong with them.
+bool wants_json(const std::vector<std::string>& args);
+// A usage error as --json prints it: code "usage", the synopsis in the hint.
+ErrorReport usage_report(const UsageError& error);
 
 }  // namespace gwctl

@@ -2,8 +2,6 @@
 
 #include "gatewayctl/format.hpp"
 
-#include <nlohmann/json.hpp>
-
 namespace gwctl {
 
 int code_of(Exit e) { return static_cast<int>(e); }
@@ -33,18 +31,84 @@ Exit exit_for_status(unsigned status) {
   return Exit::no_reply;
 }
 
-std::string error_text(const HttpReply& reply) {
+namespace {
+
+// The gateway's problem body, when the reply is one.
+std::optional<nlohmann::ordered_json> gateway_problem(const HttpReply& reply) {
+  if (reply.gateway_status.empty()) return std::nullopt;
+  auto body = nlohmann::ordered_json::parse(reply.body, nullptr, false);
+  if (!body.is_object()) return std::nullopt;
+  return body;
+}
+
+// The gateway's 404 for a path no route matches. Gateways before the
+// "missing" member said only "no such route".
+bool route_missing(const HttpReply& reply) {
+  const auto problem = gateway_problem(reply);
+  if (!problem) return false;
+  if (auto m = problem->find("missing"); m != problem->end()) return *m == "route";
+  auto d = problem->find("detail");
+  return d != problem->end() && *d == "no such route";
+}
+
+}  // namespace
+
+Exit exit_for_reply(const HttpReply& reply) {
+  const auto exit = exit_for_status(reply.status);
+  if (exit == Exit::gateway_error) return exit;
+  if (reply.gateway_status.empty()) return Exit::wrong_url;
+  if (reply.status == 404 && route_missing(reply)) return Exit::wrong_url;
+  return exit;
+}
+
+ErrorReport report_reply(const HttpReply& reply) {
   const auto p = read_problem(reply);
-  std::string out = "error: " + escape_for_terminal(p.code) + ": " + escape_for_terminal(p.detail) + "\n";
-  if (p.code == "unauthenticated")
-    out += "hint: the token was not accepted; gatewayctl takes it from --token, --token-file or GATEWAY_TOKEN\n";
-  else if (p.code == "forbidden")
-    out += "hint: the admin routes need an operator token, not an agent token\n";
-  else if (exit_for_status(reply.status) == Exit::gateway_error && !reply.request_id.empty())
-    out += "hint: the gateway log has the cause under request id " + escape_for_terminal(reply.request_id) + "\n";
-  else if (exit_for_status(reply.status) == Exit::no_reply)
-    out += "hint: HTTP " + std::to_string(reply.status) + " is not an answer of the operator API; is --url the gateway?\n";
+  ErrorReport r;
+  r.exit = exit_for_reply(reply);
+  r.code = p.code;
+  r.detail = p.detail;
+  r.http_status = reply.status;
+  r.request_id = reply.request_id;
+  r.problem = gateway_problem(reply);
+  if (r.exit == Exit::wrong_url && reply.gateway_status.empty()) {
+    r.code = "not_gateway";
+    r.detail = "HTTP " + std::to_string(reply.status) + " without the gateway's Gateway-Status header: " + p.detail;
+    r.hint = "another server answered: is --url the gateway? (http://host:port[/prefix], the part before /v1)";
+  } else if (r.exit == Exit::wrong_url) {
+    r.hint = "the gateway has no such route: is --url's path prefix right (the part before /v1)?";
+  } else if (p.code == "unauthenticated") {
+    r.hint = "the token was not accepted; gatewayctl takes it from --token, --token-file or GATEWAY_TOKEN";
+  } else if (p.code == "forbidden") {
+    r.hint = "the admin routes need an operator token, not an agent token";
+  } else if (r.exit == Exit::gateway_error && !reply.request_id.empty()) {
+    r.hint = "the gateway log has the cause under request id " + reply.request_id;
+  }
+  return r;
+}
+
+std::string format_error(const ErrorReport& r, bool json) {
+  if (json) {
+    auto null_if_empty = [](const std::string& s) {
+      return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
+    };
+    nlohmann::ordered_json error{
+        {"code", r.code},
+        {"detail", r.detail},
+        {"exit_code", code_of(r.exit)},
+        {"http_status", r.http_status ? nlohmann::ordered_json(r.http_status) : nlohmann::ordered_json(nullptr)},
+        {"request_id", null_if_empty(r.request_id)},
+        {"hint", null_if_empty(r.hint)},
+        {"problem", r.problem ? *r.problem : nlohmann::ordered_json(nullptr)}};
+    // Bytes that are not UTF-8 (a detail quoting a reply) are replaced, never thrown on.
+    return nlohmann::ordered_json{{"error", std::move(error)}}.dump(-1, ' ', false,
+                                                                   nlohmann::json::error_handler_t::replace) +
+           "\n";
+  }
+  std::string out = "error: " + escape_for_terminal(r.code) + ": " + escape_for_terminal(r.detail) + "\n";
+  if (!r.hint.empty()) out += "hint: " + escape_for_terminal(r.hint) + "\n";
   return out;
 }
+
+std::string error_text(const HttpReply& reply) { return format_error(report_reply(reply), false); }
 
 }  // namespace gwctl

@@ -77,6 +77,54 @@ std::string format_time_ms(std::int64_t ms) {
   return out;
 }
 
+std::optional<std::int64_t> parse_time_ms(std::string_view text) {
+  // Exactly `n` digits at the front of `text`, consumed.
+  auto digits = [&](std::size_t n) -> std::optional<int> {
+    if (text.size() < n) return std::nullopt;
+    int v = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (text[i] < '0' || text[i] > '9') return std::nullopt;
+      v = v * 10 + (text[i] - '0');
+    }
+    text.remove_prefix(n);
+    return v;
+  };
+  auto literal = [&](char ch) {
+    if (text.empty() || text.front() != ch) return false;
+    text.remove_prefix(1);
+    return true;
+  };
+  const auto y = digits(4);
+  if (!y || !literal('-')) return std::nullopt;
+  const auto mo = digits(2);
+  if (!mo || !literal('-')) return std::nullopt;
+  const auto d = digits(2);
+  if (!d) return std::nullopt;
+  using namespace std::chrono;
+  const year_month_day date{year{*y}, month{static_cast<unsigned>(*mo)}, day{static_cast<unsigned>(*d)}};
+  if (!date.ok()) return std::nullopt;
+  std::int64_t ms = duration_cast<milliseconds>(sys_days{date}.time_since_epoch()).count();
+  if (text.empty()) return ms;  // a date alone: its midnight, UTC
+  if (!literal('T') && !literal(' ')) return std::nullopt;
+  const auto h = digits(2);
+  if (!h || *h > 23 || !literal(':')) return std::nullopt;
+  const auto mi = digits(2);
+  if (!mi || *mi > 59) return std::nullopt;
+  int s = 0, frac = 0;
+  if (literal(':')) {
+    const auto sec = digits(2);
+    if (!sec || *sec > 59) return std::nullopt;
+    s = *sec;
+    if (literal('.')) {
+      const auto f = digits(3);
+      if (!f) return std::nullopt;
+      frac = *f;
+    }
+  }
+  if (text != "Z" && text != "+00:00") return std::nullopt;
+  return ms + ((*h * 60 + *mi) * 60 + s) * std::int64_t{1000} + frac;
+}
+
 std::string escape_for_terminal(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -24,6 +24,13 @@ std::optional<std::int64_t> parse_duration_ms(std::string_view text);
 // with "ms" ("99999999999999999ms"): never a wrong date.
 std::string format_time_ms(std::int64_t ms);
 
+// A UTC time as format_time_ms writes it, or shorter: "2025-12-01",
+// "2025-12-01T09:00Z", "2025-12-01T09:00:00Z", "2025-12-01T09:00:00.250Z"
+// ('T' or a space between date and time; "Z" or "+00:00" at the end of a
+// time). Epoch milliseconds; nullopt for anything else, an impossible date
+// (2025-02-30) or a year outside 0000-9999.
+std::optional<std::int64_t> parse_time_ms(std::string_view text);
+
 // Printable ASCII as is; any other byte as \xNN, so a tab, an escape
 // sequence or a newline in a value can neither break a table's columns nor
 // reach the terminal.

@@ -4,11 +4,10 @@
 #include "gatewayctl/exit_codes.hpp"
 #include "gatewayctl/http_transport.hpp"
 #include "gatewayctl/run.hpp"
+#include "gatewayctl/token_file.hpp"
 
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 using namespace gwctl;
 
@@ -22,26 +21,21 @@ int main(int argc, char** argv) {
     std::cout << help_text();
     return code_of(Exit::ok);
   }
-  if (auto* usage = std::get_if<UsageError>(&parsed)) {
-    std::cerr << usage_error_text(*usage);
+  // --json makes every error JSON, usage errors included (the flag may sit beside a bad one).
+  const bool json = wants_json(args);
+  auto usage = [&](const UsageError& error) {
+    std::cerr << (json ? format_error(usage_report(error), true) : usage_error_text(error));
     return code_of(Exit::usage);
-  }
+  };
+  if (auto* error = std::get_if<UsageError>(&parsed)) return usage(*error);
   auto& inv = std::get<Invocation>(parsed);
 
   std::string token;
   if (auto* file = std::get_if<TokenFile>(&inv.token)) {
-    std::ifstream in(file->path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto read = token_from_file_text(text.str());
-    if (!in || !read) {
-      std::cerr << usage_error_text(UsageError{
-          in ? "--token-file: the file does not hold one token (visible ASCII, no spaces)"
-             : "--token-file: cannot read the file",
-          inv.command});
-      return code_of(Exit::usage);
-    }
-    token = *read;
+    auto read = read_token_file(file->path);
+    if (auto* error = std::get_if<TokenFileError>(&read))
+      return usage(UsageError{"--token-file " + file->path + ": " + error->why, inv.command});
+    token = std::get<std::string>(std::move(read));
   } else {
     token = std::get<std::string>(inv.token);
   }
@@ -51,7 +45,11 @@ int main(int argc, char** argv) {
     return run(inv, transport, std::cout, std::cerr);
   } catch (const std::exception& e) {
     // Not a reply we could read; never a secret (the token is in no message).
-    std::cerr << "error: internal: " << e.what() << "\n";
+    ErrorReport report;
+    report.exit = Exit::no_reply;
+    report.code = "internal";
+    report.detail = e.what();
+    std::cerr << format_error(report, inv.json);
     return code_of(Exit::no_reply);
   }
 }

@@ -11,35 +11,37 @@
 namespace gwctl {
 namespace {
 
-// A reply the caller must stop at, with the exit code to return.
+// A reply the caller must stop at: what to print on stderr, and the exit code.
 struct Stop {
-  Exit exit;
+  ErrorReport report;
 };
 
-// One exchange: the 2xx reply's JSON object, or the error printed and Stop thrown.
-Json fetch(Transport& transport, const HttpRequest& request, std::ostream& err) {
+ErrorReport no_reply(std::string code, std::string detail) {
+  ErrorReport r;
+  r.exit = Exit::no_reply;
+  r.code = std::move(code);
+  r.detail = std::move(detail);
+  return r;
+}
+
+// One exchange: the 2xx reply's JSON object, or Stop thrown.
+Json fetch(Transport& transport, const HttpRequest& request) {
   HttpReply reply;
   try {
     reply = transport.exchange(request);
   } catch (const TransportError& e) {
-    err << "error: " << e.kind() << ": " << escape_for_terminal(e.what()) << "\n";
-    throw Stop{Exit::no_reply};
+    throw Stop{no_reply(e.kind(), e.what())};
   }
-  if (auto exit = exit_for_status(reply.status); exit != Exit::ok) {
-    err << error_text(reply);
-    throw Stop{exit};
-  }
+  if (exit_for_reply(reply) != Exit::ok) throw Stop{report_reply(reply)};
   auto body = Json::parse(reply.body, nullptr, false);
-  if (!body.is_object()) {
-    err << "error: bad_reply: HTTP " << reply.status << " but the body is not a JSON object\n";
-    throw Stop{Exit::no_reply};
-  }
+  if (!body.is_object())
+    throw Stop{no_reply("bad_reply", "HTTP " + std::to_string(reply.status) + " but the body is not a JSON object")};
   return body;
 }
 
 // held and rejections: one page, or every page merged (--all).
-Json fetch_listing(const Invocation& inv, Transport& transport, std::string_view rows_key, std::ostream& err) {
-  auto page = fetch(transport, build_request(inv), err);
+Json fetch_listing(const Invocation& inv, Transport& transport, std::string_view rows_key) {
+  auto page = fetch(transport, build_request(inv));
   if (!inv.all) return page;
   Json rows = member_array(page, rows_key);
   std::set<std::string> seen;
@@ -50,7 +52,7 @@ Json fetch_listing(const Invocation& inv, Transport& transport, std::string_view
     const auto cursor = next->get<std::string>();
     // A gateway that hands out a cursor twice would page forever.
     if (!seen.insert(cursor).second) throw BadReply("the gateway returned the same next_cursor twice");
-    page = fetch(transport, build_request(inv, cursor), err);
+    page = fetch(transport, build_request(inv, cursor));
     for (auto& row : member_array(page, rows_key)) rows.push_back(row);
   }
   // The last page's members (now_ms, code), every row, and no cursor: the whole listing.
@@ -69,6 +71,9 @@ void hint_next_page(const Json& page, std::ostream& err) {
 }  // namespace
 
 int run(const Invocation& inv, Transport& transport, std::ostream& out, std::ostream& err) {
+  // Text mode only: with --json, stderr holds nothing but a JSON error.
+  if (inv.since_ms_flag && !inv.json)
+    err << "note: --since-ms is deprecated; use --since TIME (e.g. --since 2025-12-01T09:00Z) or --since DURATION\n";
   try {
     Json reply;
     std::string text;
@@ -76,30 +81,30 @@ int run(const Invocation& inv, Transport& transport, std::ostream& out, std::ost
       case Command::held:
       case Command::rejections: {
         const std::string_view key = inv.command == Command::held ? "held" : "rejections";
-        reply = fetch_listing(inv, transport, key, err);
+        reply = fetch_listing(inv, transport, key);
         const auto& rows = member_array(reply, key);
         text = inv.command == Command::held ? render_held(rows) : render_rejections(rows);
         if (!inv.all && !inv.json) hint_next_page(reply, err);
         break;
       }
       case Command::show:
-        reply = fetch(transport, build_request(inv), err);
+        reply = fetch(transport, build_request(inv));
         text = render_operation(member_object(reply, "operation"));
         break;
       case Command::reconcile:
-        reply = fetch(transport, build_request(inv), err);
+        reply = fetch(transport, build_request(inv));
         text = render_reconcile(reply);
         break;
       case Command::resolve:
-        reply = fetch(transport, build_request(inv), err);
+        reply = fetch(transport, build_request(inv));
         text = render_resolve(reply);
         break;
       case Command::revoke:
-        reply = fetch(transport, build_request(inv), err);
+        reply = fetch(transport, build_request(inv));
         text = render_revoke(reply);
         break;
       case Command::rotate_realm:
-        reply = fetch(transport, build_request(inv), err);
+        reply = fetch(transport, build_request(inv));
         text = render_rotate(reply);
         break;
     }
@@ -108,12 +113,13 @@ int run(const Invocation& inv, Transport& transport, std::ostream& out, std::ost
     out.flush();
     return code_of(Exit::ok);
   } catch (const Stop& stop) {
-    return code_of(stop.exit);
+    err << format_error(stop.report, inv.json);
+    return code_of(stop.report.exit);
   } catch (const BadReply& e) {
-    err << "error: bad_reply: " << escape_for_terminal(e.what()) << "\n";
+    err << format_error(no_reply("bad_reply", e.what()), inv.json);
     return code_of(Exit::no_reply);
   } catch (const nlohmann::json::exception& e) {
-    err << "error: bad_reply: " << escape_for_terminal(e.what()) << "\n";
+    err << format_error(no_reply("bad_reply", e.what()), inv.json);
     return code_of(Exit::no_reply);
   }
 }

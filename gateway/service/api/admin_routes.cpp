@@ -45,13 +45,6 @@ HeldFilter held_filter(std::string_view query) {
   return f;
 }
 
-// Why an operation holds its task, in the words docs/operations.md explains.
-std::string why_held(const HeldOperation& op, std::int64_t now_ms) {
-  if (op.state == OperationState::in_flight)
-    return forward_abandoned(op.state, op.forward_deadline_ms, now_ms) ? "forward_abandoned" : "forwarding";
-  return op.reason ? std::string(name(*op.reason)) : "outcome_unknown";
-}
-
 }  // namespace
 
 App::Reply App::held_operations(Call& call) {

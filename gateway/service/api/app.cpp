@@ -55,7 +55,7 @@ App::Reply App::handle(http::Request request) {
     const auto handler = admit(call);
     reply = co_await (this->*handler)(call);
   } catch (const Rejection& r) {
-    reply = http::problem(r.code, r.what());
+    reply = http::problem(r.code, r.what(), r.extra);
     if (!r.allow.empty()) reply->set("Allow", r.allow);
   } catch (const AuthorityRefused& e) {
     // The authority regression guard (store/authority_guard.hpp): why, by name.
@@ -139,7 +139,7 @@ std::optional<http::Response> App::screen(const http::Request& head) {
   try {
     admit(call);
   } catch (const Rejection& r) {
-    refusal = http::problem(r.code, r.what());
+    refusal = http::problem(r.code, r.what(), r.extra);
     if (!r.allow.empty()) refusal->set("Allow", r.allow);
   } catch (const std::exception& e) {
     call.error = e.what();
@@ -195,11 +195,14 @@ App::Handler App::admit(Call& call) {
   if (!target) throw Rejection(Code::invalid_request, "request target is not a valid origin-form path");
   call.target = std::move(*target);
   const auto route = route_for(call.target.segments);
-  if (!route) throw Rejection(Code::not_found, "no such route");
+  if (!route) throw no_such_route();
   const RouteSpec& spec = *route->spec;
   call.route = spec.name;
-  if (!spec.method.empty() && call.request.method != spec.method)
-    throw Rejection(Code::method_not_allowed, "use " + std::string(spec.method) + " here", std::string(spec.method));
+  if (!spec.method.empty() && call.request.method != spec.method) {
+    Rejection wrong_method(Code::method_not_allowed, "use " + std::string(spec.method) + " here");
+    wrong_method.allow = spec.method;
+    throw wrong_method;
+  }
   authorize(call, spec);
   if (spec.scope_in_query) {
     // /v1/admin/operation[/action]?tenant=&task=&id= is served as
@@ -243,7 +246,8 @@ void App::choose_provider(Call& call) {
   if (!is_label(name)) throw Rejection(Code::invalid_request, "provider in the path must be a label");
   call.providers = providers_.current();
   auto found = call.providers->routes.find(name);
-  if (found == call.providers->routes.end()) throw Rejection(Code::not_found, "no provider named '" + name + "'");
+  if (found == call.providers->routes.end())
+    throw Rejection(Code::not_found, "no provider named '" + name + "'", {{"missing", "provider"}});
   call.provider_route = &found->second;
   const ProviderConfig& config = *found->second.config;
   // The tenant's own account at the provider, for every method: a read is

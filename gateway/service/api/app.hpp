@@ -168,6 +168,9 @@ class App {
   // proxy_routes.cpp
   Reply proxy(Call& call);
   Reply operation_receipt(Call& call);
+  // unresolved_operation, naming the operation that holds the task (the
+  // caller passed the grant check: it is the task's current owner).
+  Reply unresolved_refusal(Call& call, const TaskScope& scope);
   // A protected attempt refused before its admission, into the rejection audit.
   asio::awaitable<void> audit_refusal(const RejectionRecord& refusal);
   // A provider's reply withheld for revealing a credential (service/proxy/reply_screen.hpp): counted and logged.

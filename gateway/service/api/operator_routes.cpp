@@ -119,7 +119,7 @@ App::Reply App::operation_detail(Call& call) {
   const TaskScope scope{label_param(s[3], "tenant"), label_param(s[4], "task")};
   const auto id = label_param(s[5], "operation id");
   auto detail = co_await db(call).once([&](Session& db) { return deps_.operators.detail(db, scope, id); });
-  if (!detail) co_return http::problem(Code::not_found, "no operation with this id on this task");
+  if (!detail) co_return no_such_operation();
   co_return http::json_reply(Code::ok, {{"operation", operation_json(*detail)}, {"now_ms", detail->now_ms}});
 }
 
@@ -145,7 +145,7 @@ App::Reply App::resolve_operation(Call& call) {
   auto resolved =
       co_await db(call).decide([&](Session& db) { return deps_.resolutions.resolve_held(db, resolution); });
   if (resolved.code != Code::resolved) {
-    if (resolved.code == Code::not_found) co_return http::problem(Code::not_found, "no operation with this id on this task");
+    if (resolved.code == Code::not_found) co_return no_such_operation();
     if (resolved.code == Code::operation_not_held)
       co_return http::problem(Code::operation_not_held,
                               "the operation is " +
@@ -181,7 +181,7 @@ App::Reply App::reconcile_operation(Call& call) {
   const auto id = label_param(s[5], "operation id");
   JsonBody body(call.request.body.empty() ? std::string_view("{}") : std::string_view(call.request.body), {});
   auto before = co_await db(call).once([&](Session& db) { return deps_.operators.detail(db, scope, id); });
-  if (!before) co_return http::problem(Code::not_found, "no operation with this id on this task");
+  if (!before) co_return no_such_operation();
   if (!reconciler_->has_lookup(before->provider))
     co_return http::problem(Code::invalid_request,
                             "provider " + before->provider + " has no status lookup configured; resolve it instead");
@@ -219,7 +219,7 @@ App::Reply App::revoke_task(Call& call) {
   const TaskScope scope{label_param(s[3], "tenant"), label_param(s[4], "task")};
   JsonBody body(call.request.body.empty() ? std::string_view("{}") : std::string_view(call.request.body), {});
   auto r = co_await db(call).decide([&](Session& db) { return deps_.operators.revoke(db, scope, who.name); });
-  if (r.code == Code::not_found) co_return http::problem(Code::not_found, "this task has no lease to end");
+  if (r.code == Code::not_found) co_return not_found("task", "this task has no lease to end");
   if (r.code != Code::revoked) co_return refusal(r.code);
   log_event("lease_revoked", {{"request_id", call.request_id},
                               {"tenant", scope.tenant},
@@ -267,7 +267,8 @@ App::Reply App::rotate_realm(Call& call) {
 }
 
 App::Reply App::rejections(Call& call) {
-  const auto q = parse_query(call.target.query, {"tenant", "task", "code", "since_ms", "limit", "cursor"});
+  const auto q =
+      parse_query(call.target.query, {"tenant", "task", "code", "since_ms", "newer_than_ms", "limit", "cursor"});
   RejectionFilter f;
   f.limit = page_limit(q);
   if (auto it = q.find("tenant"); it != q.end()) f.tenant = label_param(it->second, "tenant");
@@ -279,6 +280,11 @@ App::Reply App::rejections(Call& call) {
   if (auto it = q.find("since_ms"); it != q.end()) {
     f.since_ms = decimal_integer(it->second);
     if (!f.since_ms) throw Rejection(Code::invalid_request, "since_ms must be an integer from 0 to 2^63-1");
+  }
+  if (auto it = q.find("newer_than_ms"); it != q.end()) {
+    f.newer_than_ms = decimal_integer(it->second);
+    if (!f.newer_than_ms)
+      throw Rejection(Code::invalid_request, "newer_than_ms must be an integer from 0 to 2^63-1");
   }
   if (auto it = q.find("cursor"); it != q.end()) {
     auto ids = cursor_ids(it->second, 2);

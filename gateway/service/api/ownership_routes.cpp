@@ -57,7 +57,7 @@ App::Reply App::release(Call& call) {
 App::Reply App::task_view(Call& call) {
   const auto& scope = *call.scope;
   auto v = co_await db(call).once([&](Session& session) { return deps_.authority.view(session, scope); });
-  if (!v) co_return http::problem(Code::not_found, "this task has never been claimed");
+  if (!v) co_return not_found("task", "this task has never been claimed");
   nlohmann::json unresolved = nullptr;
   if (v->unresolved_operation)
     unresolved = {{"id", *v->unresolved_operation}, {"state", v->unresolved_state.value_or("")}};

@@ -12,6 +12,7 @@
 #include "http/problem.hpp"
 #include "service/api/app.hpp"
 #include "service/ops/event_log.hpp"
+#include "service/ops/log_line.hpp"
 #include "service/proxy/forwarding.hpp"
 #include "service/api/json_body.hpp"
 #include "service/api/operation_view.hpp"
@@ -202,6 +203,7 @@ App::Reply App::proxy(Call& call) {
   deps_.metrics.observe_decision("admission", std::chrono::steady_clock::now() - asked);
   switch (admitted.decision.action) {
     case Admission::reject:
+      if (admitted.decision.code == Code::unresolved_operation) co_return co_await unresolved_refusal(call, scope);
       co_return refusal(admitted.decision.code);
     case Admission::replay:
       co_return replay(*admitted.recorded);
@@ -220,6 +222,42 @@ App::Reply App::proxy(Call& call) {
   co_return co_await record(call, config, admission, admitted, std::move(result));
 }
 
+App::Reply App::unresolved_refusal(Call& call, const TaskScope& scope) {
+  // Only the task's current owner gets here: the admission refuses with the
+  // grant codes first (and another tenant's token is forbidden before that),
+  // so naming the operation discloses nothing to anyone else. A read after
+  // the decision, for people, like the task view: if it fails, or the
+  // operation was settled meanwhile, the refusal goes out without it.
+  std::optional<HeldOperation> holder;
+  std::int64_t now_ms = 0;
+  try {
+    HeldFilter filter;
+    filter.tenant = scope.tenant;
+    filter.task = scope.task;
+    filter.limit = 1;
+    auto page = co_await db(call).once([&](Session& session) { return deps_.held.list(session, filter); });
+    now_ms = page.now_ms;
+    if (!page.operations.empty()) holder = std::move(page.operations.front());
+  } catch (const std::exception&) {
+    holder.reset();
+  }
+  if (!holder) co_return refusal(Code::unresolved_operation);
+  std::string since;
+  append_utc_timestamp(since, std::chrono::system_clock::time_point(std::chrono::milliseconds(holder->since_ms)));
+  const auto why = why_held(*holder, now_ms);
+  co_return http::problem(
+      Code::unresolved_operation,
+      "operation " + holder->operation_id + " holds this task (" + std::string(name(holder->state)) + ", " + why +
+          ", since " + since + "): no other operation is admitted until its outcome is known (a provider lookup, "
+          "a webhook or an operator settles it; its receipt shows when)",
+      {{"unresolved_operation",
+        {{"id", holder->operation_id},
+         {"state", name(holder->state)},
+         {"reason", why},
+         {"held_since_ms", holder->since_ms},
+         {"held_for_ms", now_ms - holder->since_ms}}}});
+}
+
 App::Reply App::operation_receipt(Call& call) {
   const auto& scope = *call.scope;
   const auto& id = call.target.segments[6];
@@ -229,7 +267,7 @@ App::Reply App::operation_receipt(Call& call) {
   const auto token = parse_grant_token(*grant, "Fence-Grant");
   call.operation_id = id;
   auto r = co_await db(call).decide([&](Session& s) { return deps_.ledger.receipt(s, scope, token, id); });
-  if (r.code == Code::not_found) co_return http::problem(Code::not_found, "no operation with this id on this task");
+  if (r.code == Code::not_found) co_return no_such_operation();
   if (r.code != Code::ok) co_return refusal(r.code);
   const auto& op = *r.operation;
   nlohmann::json receipt{{"id", id},

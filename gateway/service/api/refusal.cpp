@@ -1,6 +1,7 @@
 #include "service/api/refusal.hpp"
 
 #include "http/problem.hpp"
+#include "service/api/rejection.hpp"
 
 namespace gw {
 
@@ -55,5 +56,13 @@ http::Response refusal(Code code) {
   }
   return http::problem(code, detail ? detail : std::string(title(code)));
 }
+
+http::Response not_found(std::string_view missing, std::string detail) {
+  return http::problem(Code::not_found, std::move(detail), {{"missing", missing}});
+}
+
+http::Response no_such_operation() { return not_found("operation", "no operation with this id on this task"); }
+
+Rejection no_such_route() { return Rejection(Code::not_found, "no such route", {{"missing", "route"}}); }
 
 }  // namespace gw

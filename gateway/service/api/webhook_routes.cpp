@@ -20,7 +20,8 @@ App::Reply App::webhook(Call& call) {
   const auto providers = providers_.current();
   auto found = providers->routes.find(provider_name);
   if (!is_label(provider_name) || found == providers->routes.end() || !found->second.config->webhooks)
-    throw Rejection(Code::not_found, "no provider with webhooks named '" + provider_name + "'");
+    throw Rejection(Code::not_found, "no provider with webhooks named '" + provider_name + "'",
+                    {{"missing", "provider"}});
   const ProviderConfig& provider = *found->second.config;
   const WebhookConfig& hooks = *provider.webhooks;
 

@@ -58,10 +58,21 @@ http::Response outcome_reply(OperationState state, std::optional<ProviderReply> 
     case OperationState::unknown:
       break;
   }
-  // Unknown, or a definite state without the reply that proves it: never guess.
+  // Unknown, or a definite state without the reply that proves it: never
+  // guess. Say what did happen: a provider that answered (a 5xx at once, say)
+  // is not a timeout, though SPEC's code for both is 504 unknown_outcome.
+  if (reply) {
+    const auto status = std::to_string(reply->status);
+    return http::problem(Code::unknown_outcome,
+                         "the provider answered " + status +
+                             ", which does not say whether it acted: the outcome is unknown; the operation "
+                             "is held for reconciliation and will not be resent",
+                         {{"provider_status", reply->status}});
+  }
   return http::problem(Code::unknown_outcome,
-                       "the provider's outcome is unknown; the operation is held for reconciliation "
-                       "and will not be resent");
+                       "the request was sent but no usable reply came back (a timeout, or the connection "
+                       "was lost): the outcome is unknown; the operation is held for reconciliation and will "
+                       "not be resent");
 }
 
 http::Response unrecorded_outcome_reply() {
