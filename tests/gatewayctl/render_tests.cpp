@@ -111,9 +111,20 @@ TEST_CASE("show: the operation, its attempts, its evidence") {
   const auto text = render_operation(settled);
   CHECK(text.find("response           201, 57 bytes, sha256 abcd\n") != std::string::npos);
   CHECK(text.find("evidence (1):\n"
-                  "ID  RECORDED                  SOURCE    OUTCOME    UPSTREAM_STATUS  ACTOR  REFERENCE  DETAIL\n"
-                  "4   2025-12-01T00:01:00.000Z  operator  succeeded  -                ops    INC-7      "
-                  "seen in the provider console\n") != std::string::npos);
+                  "ID  RECORDED                  REPEATED  LAST  SOURCE    OUTCOME    UPSTREAM_STATUS  ACTOR  "
+                  "REFERENCE  DETAIL\n"
+                  "4   2025-12-01T00:01:00.000Z  -         -     operator  succeeded  -                ops    "
+                  "INC-7      seen in the provider console\n") != std::string::npos);
+
+  // A run of identical lookups, folded by the gateway: said 500 times, last at 08:19.
+  auto held = operation();
+  held["evidence"] = Json::array({Json{{"id", 9}, {"source", "lookup"}, {"outcome", nullptr},
+                                       {"upstream_status", 500}, {"detail", "lookup answered 500"},
+                                       {"reference", nullptr}, {"actor", nullptr}, {"recorded_ms", 1764547200000},
+                                       {"count", 500}, {"last_id", 508}, {"last_recorded_ms", 1764577140000}}});
+  const auto folded = render_operation(held);
+  CHECK(folded.find("evidence (1):\n") != std::string::npos);
+  CHECK(folded.find("9   2025-12-01T00:00:00.000Z  500x      2025-12-01T08:19:00.000Z  lookup") != std::string::npos);
 
   auto bad = operation();
   bad["attempts"] = "none";

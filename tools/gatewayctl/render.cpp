@@ -62,9 +62,20 @@ std::vector<std::string> attempt_row(const Json& a) {
           cell(a, "detail")};
 }
 
+// A run of identical lookups comes as one row (docs/api.md, "admin operation"):
+// how many times it was said, and when last; one that was said once shows "-".
 std::vector<std::string> evidence_row(const Json& e) {
-  return {cell(e, "id"),     time_cell(e, "recorded_ms"), cell(e, "source"),    cell(e, "outcome"),
-          cell(e, "upstream_status"), cell(e, "actor"),   cell(e, "reference"), cell(e, "detail")};
+  const auto times = int64_member(e, "count").value_or(1);
+  return {cell(e, "id"),
+          time_cell(e, "recorded_ms"),
+          times > 1 ? std::to_string(times) + "x" : "-",
+          times > 1 ? time_cell(e, "last_recorded_ms") : "-",
+          cell(e, "source"),
+          cell(e, "outcome"),
+          cell(e, "upstream_status"),
+          cell(e, "actor"),
+          cell(e, "reference"),
+          cell(e, "detail")};
 }
 
 // A titled table, or "title: none".
@@ -147,8 +158,8 @@ std::string render_operation(const Json& op) {
                                "UPSTREAM_STATUS", "DETAIL"}),
                         attempt_row);
   out += "\n" + section("evidence", op, "evidence",
-                        Table({"ID", "RECORDED", "SOURCE", "OUTCOME", "UPSTREAM_STATUS", "ACTOR", "REFERENCE",
-                               "DETAIL"}),
+                        Table({"ID", "RECORDED", "REPEATED", "LAST", "SOURCE", "OUTCOME", "UPSTREAM_STATUS",
+                               "ACTOR", "REFERENCE", "DETAIL"}),
                         evidence_row);
   return out;
 }
