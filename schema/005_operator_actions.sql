@@ -1,4 +1,4 @@
--- Operator actions and what they leave behind (SPEC section 4): held
+-- Operator actions and what they leave behind (spec section 4): held
 -- operations resolved from evidence, leases ended by an operator, realm
 -- rotations, and the audit trail of refused protected attempts.
 

@@ -1,4 +1,4 @@
--- Signed provider webhooks (SPEC section 4): every verified delivery is kept
+-- Signed provider webhooks (spec section 4): every verified delivery is kept
 -- exactly as received, once per (provider, webhook id), before anything reads
 -- it; matching it to an operation is a second step that records evidence.
 

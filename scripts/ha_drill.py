@@ -3,7 +3,7 @@
 
   ha_drill.py run   --gateway URL [--gateway URL ...] --provider-control URL --out DIR
                     Agents (threads) book on tasks of their own through the gateways, as
-                    SPEC section 9 asks of an agent: the same key again after 503
+                    spec section 9 asks of an agent: the same key again after 503
                     authority_unavailable (Retry-After), operation_in_flight and
                     unknown_outcome; a new claim after stale_owner or expired_owner. Each
                     grant and each acknowledged booking is written to DIR/agents.json.

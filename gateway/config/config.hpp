@@ -109,7 +109,7 @@ struct RecoveryConfig {
   ReconcileConfig reconcile;
 };
 
-// Leases (SPEC section 2): how long one claim or renew may hold a task. A
+// Leases (spec section 2): how long one claim or renew may hold a task. A
 // lease can always be renewed; the bound keeps a stuck or hostile agent from
 // holding a task for centuries (an operator can still revoke it).
 struct LeaseConfig {

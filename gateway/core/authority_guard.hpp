@@ -1,4 +1,4 @@
-// The authority regression guard's rule (SPEC section 8): whether a primary
+// The authority regression guard's rule (spec section 8): whether a primary
 // the gateway's connection has landed on holds the newest authority state
 // this gateway acted on. Pure: the store reads the server's state and the
 // watermark (store/authority_guard.hpp); this decides. docs/deployment.md,

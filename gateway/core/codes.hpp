@@ -1,4 +1,4 @@
-// The gateway's reply codes (SPEC section 5) and the one table mapping each
+// The gateway's reply codes (spec section 5) and the one table mapping each
 // to its HTTP status and title. Every gateway-generated reply names one.
 #pragma once
 
@@ -40,7 +40,7 @@ enum class Code {
   unknown_outcome,
   authority_unavailable,
   authority_clock_rollback,
-  // Operator actions (SPEC section 4); not in SPEC section 5, see docs/api.md.
+  // Operator actions (spec section 4); not in spec section 5, see docs/api.md.
   resolved,                // a held operation was resolved from evidence
   revoked,                 // an operator ended a lease
   realm_rotated,           // a new realm: every outstanding grant is void

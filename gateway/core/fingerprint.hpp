@@ -1,4 +1,4 @@
-// The payload fingerprint (SPEC section 1): SHA-256 over method, provider,
+// The payload fingerprint (spec section 1): SHA-256 over method, provider,
 // upstream path and query, Expected-Version and the exact body bytes.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Grants and grant tokens (SPEC section 2). A token is the base64url (no
+// Grants and grant tokens (spec section 2). A token is the base64url (no
 // padding) encoding of the compact JSON object
 // {"realm","tenant","task","owner","epoch","secret"}.
 #pragma once

@@ -1,4 +1,4 @@
-// Wire value rules shared by every input: labels (SPEC section 1) and the
+// Wire value rules shared by every input: labels (spec section 1) and the
 // non-negative 63-bit integers used for epochs, versions, times and leases.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The operation ledger's rules (SPEC section 3): the admission decision in
+// The operation ledger's rules (spec section 3): the admission decision in
 // its fixed order, and what an outcome does to the operation and the task.
 // Pure: the store reads the rows, calls these, writes what they decide.
 #pragma once

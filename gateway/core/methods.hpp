@@ -1,5 +1,5 @@
 // Which request methods the proxy forwards, and whether they are fenced
-// (SPEC section 3): fail closed, so nothing mutates a provider unfenced
+// (spec section 3): fail closed, so nothing mutates a provider unfenced
 // because of how its method was spelled.
 #pragma once
 

@@ -1,4 +1,4 @@
-// How an upstream result becomes an operation outcome (SPEC section 3):
+// How an upstream result becomes an operation outcome (spec section 3):
 // 2xx succeeded; a status the provider documents as a definite rejection is
 // rejected; one it documents as "not executed" is not_executed; a failure
 // before any request byte was sent is not_executed; everything else unknown.

@@ -1,4 +1,4 @@
-// The ownership rules (SPEC section 2) as pure functions of the stored owner
+// The ownership rules (spec section 2) as pure functions of the stored owner
 // row, the presented grant and authority time. No I/O: the store reads the
 // row, calls these, and writes what they decide in the same transaction.
 #pragma once
@@ -44,14 +44,14 @@ LeaseDecision decide_renew(Code grant_check, const OwnerRow& row, std::int64_t n
 // Rule 3: only the current grant before expiry; the lease ends now.
 LeaseDecision decide_release(Code grant_check, std::int64_t now_ms);
 
-// An operator ends the task's lease now (SPEC section 4, revoke): `revoked`
+// An operator ends the task's lease now (spec section 4, revoke): `revoked`
 // with the new end (now) while a lease is unexpired; otherwise `not_found`
 // (no task, or its lease has already ended), and nothing changes. The
 // revoked grant is expired_owner from then on (rule 2), and the next claim
 // gets a new epoch (rule 1).
 LeaseDecision decide_revoke(const std::optional<OwnerRow>& row, std::int64_t now_ms);
 
-// A realm rotation (SPEC section 4) may follow a restore from a backup that
+// A realm rotation (spec section 4) may follow a restore from a backup that
 // is older than grants already issued. Their epochs are unknown to the
 // restored database, so the epochs issued after the rotation start at
 // least at now_ms * epochs_per_ms_bound: greater than every epoch of a

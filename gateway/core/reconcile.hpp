@@ -1,4 +1,4 @@
-// Reconciliation by the provider's status lookup (SPEC section 4), as pure
+// Reconciliation by the provider's status lookup (spec section 4), as pure
 // rules: where to ask, what an answer proves, and when to ask again. The
 // store hands out due operations and records what was asked and answered;
 // the loop does the I/O; resolve_held changes the operation's state.

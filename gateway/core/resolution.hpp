@@ -1,4 +1,4 @@
-// Resolving a held operation from evidence (SPEC section 4): which sources
+// Resolving a held operation from evidence (spec section 4): which sources
 // may settle what, and what a resolution does to the task. The one rule the
 // operator's resolve, the provider lookup and signed webhooks all apply.
 // Pure: the store reads the rows, calls these, writes what they decide.

@@ -1,4 +1,4 @@
-// Verification of signed provider webhooks (SPEC section 4) as Standard
+// Verification of signed provider webhooks (spec section 4) as Standard
 // Webhooks defines it (https://www.standardwebhooks.com): the headers
 // webhook-id, webhook-timestamp (unix seconds) and webhook-signature, a
 // space-separated list of "v1,<base64 HMAC-SHA256 of id.timestamp.body>".

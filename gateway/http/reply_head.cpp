@@ -20,7 +20,7 @@ bool is_framing(std::string_view name) {
 }
 
 // The status line's reason phrase. The standard one, except where it would
-// misstate what happened: unknown_outcome is 504 (SPEC section 5) also when
+// misstate what happened: unknown_outcome is 504 (spec section 5) also when
 // the provider answered at once (a 5xx), where "Gateway Timeout" is false.
 std::string_view reason_phrase(const Response& reply) {
   namespace bhttp = boost::beast::http;

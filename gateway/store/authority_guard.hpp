@@ -1,4 +1,4 @@
-// The authority regression guard (SPEC section 8; docs/deployment.md): every
+// The authority regression guard (spec section 8; docs/deployment.md): every
 // new database connection is checked, before any statement of a decision,
 // against what this gateway already acted on (core/authority_guard.hpp), and a
 // primary that does not hold it is refused: no grant, no admission, no

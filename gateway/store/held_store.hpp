@@ -1,4 +1,4 @@
-// The operator's view of held operations (SPEC section 4): every operation
+// The operator's view of held operations (spec section 4): every operation
 // that holds its task, in flight or unknown, oldest first, with filters and
 // keyset pagination. A listing, not a decision: READ COMMITTED, so its scan
 // of the unresolved index takes no SERIALIZABLE predicate locks.

@@ -1,4 +1,4 @@
-// The operation ledger's two transactions (SPEC section 3): admission, the
+// The operation ledger's two transactions (spec section 3): admission, the
 // linearization point after which a request may be forwarded, and outcome,
 // which records what the provider did. Both SERIALIZABLE; the outcome never
 // writes the owner row, so it does not turn admissions into conflicts.

@@ -1,5 +1,5 @@
 // The operator's view of one operation and the operator's authority actions
-// (SPEC section 4): the operation detail (every attempt with the grant that
+// (spec section 4): the operation detail (every attempt with the grant that
 // admitted it, and every piece of evidence), ending a lease (revoke), and
 // rotating the realm after a restore. The detail is a READ COMMITTED read;
 // revoke and rotation are SERIALIZABLE decisions like claim and release.

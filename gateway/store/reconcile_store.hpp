@@ -1,4 +1,4 @@
-// The reconciler's schedule of provider lookups (SPEC section 4): which held
+// The reconciler's schedule of provider lookups (spec section 4): which held
 // operations are due for a lookup, handed to exactly one gateway each even
 // with several on one database; what each lookup answered, kept as evidence;
 // and the operator's "look up now". It never changes an operation's state:

@@ -1,4 +1,4 @@
-// The audit trail of refused protected attempts (SPEC section 4,
+// The audit trail of refused protected attempts (spec section 4,
 // GET /v1/admin/rejections): each refusal with the grant identity exactly as
 // presented, never rewritten to the task's current epoch. The admission
 // transaction's reject branch inserts its own row (insert_rejection); a

@@ -1,4 +1,4 @@
-// Resolving a held operation from evidence (SPEC section 4): the one
+// Resolving a held operation from evidence (spec section 4): the one
 // transaction the operator's resolve, the provider lookup and signed
 // webhooks all use. SERIALIZABLE, every row by primary key. The evidence is
 // inserted into operation_evidence beside the original record, which is

@@ -1,4 +1,4 @@
-// Verified provider webhooks in the authority (SPEC section 4), in two steps
+// Verified provider webhooks in the authority (spec section 4), in two steps
 // so that nothing a provider sent is lost to a parse or match failure:
 //   1. store the raw delivery, once per (provider, webhook id);
 //   2. read the stored body with the provider's rules (core/webhook_match),

@@ -1,7 +1,7 @@
 // The upstream HTTP client: pooled keep-alive connections to providers, with
 // deadlines, and an exact answer to "did any byte of the request leave?".
 // That answer decides not_executed (safe to retry) versus unknown (held), so
-// it is counted from what the socket accepted, never guessed (SPEC 3).
+// it is counted from what the socket accepted, never guessed (spec section 3).
 // No Asio or Beast here: they stay in this library's .cpp files.
 #pragma once
 

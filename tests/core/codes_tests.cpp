@@ -4,7 +4,7 @@
 
 using gw::Code;
 
-TEST_CASE("SPEC section 5: every code maps to its HTTP status") {
+TEST_CASE("spec section 5: every code maps to its HTTP status") {
   struct Row {
     Code code;
     const char* name;
@@ -46,7 +46,7 @@ TEST_CASE("SPEC section 5: every code maps to its HTTP status") {
   }
 }
 
-TEST_CASE("operator codes beyond SPEC section 5 map to their HTTP status (docs/api.md)") {
+TEST_CASE("operator codes beyond spec section 5 map to their HTTP status (docs/api.md)") {
   struct Row {
     Code code;
     const char* name;

@@ -1,4 +1,4 @@
-// SPEC section 3's admission order and outcome effects as tables.
+// spec section 3's admission order and outcome effects as tables.
 #include "core/labels.hpp"
 #include "core/ledger.hpp"
 

@@ -6,7 +6,7 @@
 
 using namespace gw;
 
-TEST_CASE("classify_outcome: SPEC section 3's table with default rules") {
+TEST_CASE("classify_outcome: spec section 3's table with default rules") {
   const auto rules = OutcomeRules::defaults();
   struct Case {
     bool sent;

@@ -1,4 +1,4 @@
-// SPEC section 2's rules as tables over (stored row, presented grant, time).
+// spec section 2's rules as tables over (stored row, presented grant, time).
 #include "core/digest.hpp"
 #include "core/labels.hpp"
 #include "core/ownership.hpp"

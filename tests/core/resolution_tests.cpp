@@ -1,4 +1,4 @@
-// Resolving a held operation from evidence (SPEC section 4) as tables: which
+// Resolving a held operation from evidence (spec section 4) as tables: which
 // sources may settle which stored states, in which order the refusals come,
 // and what a resolution does to the task ledger.
 #include "core/labels.hpp"

@@ -1,4 +1,4 @@
-// SPEC section 2 over HTTP through a real socket: every rule and status code.
+// spec section 2 over HTTP through a real socket: every rule and status code.
 #include "core/base64url.hpp"
 #include "core/grant.hpp"
 #include "support/gateway_fixture.hpp"

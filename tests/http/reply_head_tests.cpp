@@ -24,7 +24,7 @@ TEST_CASE("reply_head: status line, fields in order, Content-Length of the body"
 }
 
 TEST_CASE("reply_head: unknown_outcome's 504 reads Outcome Unknown, never Gateway Timeout, and only for that code") {
-  // SPEC section 5 makes unknown_outcome a 504 also when the provider answered at once (a 5xx).
+  // spec section 5 makes unknown_outcome a 504 also when the provider answered at once (a 5xx).
   CHECK(reply_head(reply(504, {{"Gateway-Status", "unknown_outcome"}}, ""), 11, true, false) ==
         "HTTP/1.1 504 Outcome Unknown\r\nGateway-Status: unknown_outcome\r\nContent-Length: 0\r\n\r\n");
   CHECK(reply_head(reply(504, {}, ""), 11, true, false).starts_with("HTTP/1.1 504 Gateway Timeout\r\n"));

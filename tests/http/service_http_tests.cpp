@@ -1,4 +1,4 @@
-// Probes, metrics and the manual clock (SPEC sections 6 and 7).
+// Probes, metrics and the manual clock (spec sections 6 and 7).
 #include "support/gateway_fixture.hpp"
 
 #include <doctest/doctest.h>

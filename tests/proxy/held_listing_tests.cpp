@@ -1,4 +1,4 @@
-// GET /v1/admin/held (SPEC section 4): the held operations an operator must
+// GET /v1/admin/held (spec section 4): the held operations an operator must
 // act on, made by real provider faults, listed oldest first with why each is
 // held and for how long; filters, keyset pagination, operator tokens only.
 #include "proxy/proxy_fixture.hpp"

@@ -1,4 +1,4 @@
-// SPEC section 3's outcome table with real faults injected by the demo
+// spec section 3's outcome table with real faults injected by the demo
 // provider: what the agent is told, what the ledger records, and what the
 // provider actually executed and received (by upstream Idempotency-Key).
 #include "proxy/proxy_fixture.hpp"

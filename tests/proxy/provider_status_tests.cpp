@@ -1,4 +1,4 @@
-// Default outcome rules for a provider's 408 and 429 (SPEC section 3): not
+// Default outcome rules for a provider's 408 and 429 (spec section 3): not
 // executed, so the agent gets 502 provider_unavailable with the provider's
 // status and Retry-After, the ledger says not_executed, and the exact retry
 // is forwarded again and executes once.

@@ -1,6 +1,6 @@
 // Shared by the proxy tests: a real demo provider process behind an
 // in-process gateway, and the agent's side of a protected write
-// (SPEC section 3) as one struct.
+// (spec section 3) as one struct.
 #pragma once
 
 #include "support/gateway_fixture.hpp"

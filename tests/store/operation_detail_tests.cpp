@@ -1,4 +1,4 @@
-// The operator's detail of one operation (SPEC section 4): every attempt
+// The operator's detail of one operation (spec section 4): every attempt
 // with the grant identity that admitted it, the request, and every piece of
 // evidence in order, bodies only as digests.
 #include "store/store_fixture.hpp"

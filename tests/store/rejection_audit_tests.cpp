@@ -1,4 +1,4 @@
-// The audit trail of refused protected attempts (SPEC section 4,
+// The audit trail of refused protected attempts (spec section 4,
 // GET /v1/admin/rejections): every refusal of the admission transaction is
 // kept with the grant exactly as presented, never rewritten to the task's
 // current epoch; admissions and replays are not refusals. The listing

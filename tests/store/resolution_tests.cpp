@@ -1,4 +1,4 @@
-// Resolving held operations from evidence (SPEC section 4): the resolution
+// Resolving held operations from evidence (spec section 4): the resolution
 // settles the operation beside its original record, never rewriting it,
 // releases the task, counts a success in the business version, and is
 // refused (changing nothing) for an operation that holds nothing.

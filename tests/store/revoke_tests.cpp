@@ -1,4 +1,4 @@
-// An operator ends a lease (SPEC section 4, POST .../revoke): the lease ends
+// An operator ends a lease (spec section 4, POST .../revoke): the lease ends
 // now in authority time, so the grant is expired_owner for every later use
 // (rule 2), the next claim gets a new epoch (rule 1), and who did it is kept.
 #include "store/store_fixture.hpp"

@@ -1,4 +1,4 @@
-// Realm rotation (SPEC section 4, POST /v1/admin/authority/rotate-realm): a
+// Realm rotation (spec section 4, POST /v1/admin/authority/rotate-realm): a
 // new realm makes every outstanding grant authority_generation_mismatch
 // (rule 5), ends every lease so the tasks can be claimed at once, and moves
 // the epoch sequence so epochs stay strictly increasing across it.

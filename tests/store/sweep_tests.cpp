@@ -1,4 +1,4 @@
-// Abandoned forwards (issue #7, SPEC section 4): an attempt still in flight
+// Abandoned forwards (issue #7, spec section 4): an attempt still in flight
 // past its forward deadline is swept to unknown exactly once, its exact
 // retry is unknown_outcome (never "being forwarded now"), and a late reply
 // from the original forwarder still settles it and is kept as evidence.

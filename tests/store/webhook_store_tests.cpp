@@ -1,4 +1,4 @@
-// Verified webhooks in the authority (SPEC section 4): the raw delivery is
+// Verified webhooks in the authority (spec section 4): the raw delivery is
 // stored before anything parses it, once per (provider, webhook id); a
 // delivery that names an operation of its provider becomes evidence with the
 // body's digest; anything else is kept and listed for operators. Operation

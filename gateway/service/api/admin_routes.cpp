@@ -1,4 +1,4 @@
-// Operator routes (SPEC section 4), operator tokens only: the held
+// Operator routes (spec section 4), operator tokens only: the held
 // operations an on-call engineer has to act on.
 #include "core/labels.hpp"
 #include "http/problem.hpp"

@@ -1,4 +1,4 @@
-// Operator routes on one operation or task (SPEC section 4), operator tokens
+// Operator routes on one operation or task (spec section 4), operator tokens
 // only: an operation's whole history and evidence, looking it up at its
 // provider now, resolving it with evidence, ending a lease, rotating the
 // realm after a restore, the rejection audit and unmatched webhooks. Every

@@ -1,4 +1,4 @@
-// Agent API for ownership (SPEC section 2): claim, renew, release and the
+// Agent API for ownership (spec section 2): claim, renew, release and the
 // diagnostic task view.
 #include "http/problem.hpp"
 #include "service/api/app.hpp"

@@ -1,4 +1,4 @@
-// Protected mutations through the reverse proxy (SPEC section 3), top to
+// Protected mutations through the reverse proxy (spec section 3), top to
 // bottom: validate -> admission transaction (the linearization point) ->
 // forward -> outcome record -> reply. Unprotected methods are forwarded with
 // agent authentication only. The outcome record itself is proxy/outcome_retry.cpp.
@@ -65,7 +65,7 @@ http::Response passthrough(upstream::Result result, const ProviderConfig& config
   return reply;
 }
 
-// The headers a protected method needs, read in SPEC order; each refusal
+// The headers a protected method needs, read in the spec's order; each refusal
 // names its header. What was read before a refusal goes into the audit row.
 struct ProtectedHeaders {
   GrantToken token;

@@ -40,7 +40,7 @@ enum class RouteId {
 // Routes that exist only in some gateways; elsewhere their path is 404.
 enum class RouteGate {
   always,
-  manual_clock,  // started with --manual-clock (SPEC section 6)
+  manual_clock,  // started with --manual-clock (spec section 6)
   providers,     // at least one provider configured (the reconciler exists)
 };
 

@@ -1,4 +1,4 @@
-// Probes, metrics, the OpenAPI document and the manual test clock (SPEC
+// Probes, metrics, the OpenAPI document and the manual test clock (spec
 // sections 6 and 7).
 #include "core/labels.hpp"
 #include "http/problem.hpp"

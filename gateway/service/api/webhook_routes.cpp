@@ -1,4 +1,4 @@
-// Signed provider webhooks (SPEC section 4): verified before anything is
+// Signed provider webhooks (spec section 4): verified before anything is
 // stored, stored raw before anything is parsed, then matched to an
 // operation as evidence. A webhook that names an outcome resolves its held
 // operation through the same transaction an operator's resolve uses; it is

@@ -60,7 +60,7 @@ http::Response outcome_reply(OperationState state, std::optional<ProviderReply> 
   }
   // Unknown, or a definite state without the reply that proves it: never
   // guess. Say what did happen: a provider that answered (a 5xx at once, say)
-  // is not a timeout, though SPEC's code for both is 504 unknown_outcome.
+  // is not a timeout, though the spec's code for both is 504 unknown_outcome.
   if (reply) {
     const auto status = std::to_string(reply->status);
     return http::problem(Code::unknown_outcome,

@@ -1,4 +1,4 @@
-// What an agent is told about its own forwarded attempt (SPEC section 3's
+// What an agent is told about its own forwarded attempt (spec section 3's
 // outcome table, behind the reply gate). Pure: the proxy hands in what the
 // provider sent and what the outcome transaction said, and sends back the
 // result; the table is tested without sockets or a database.

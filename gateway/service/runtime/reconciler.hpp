@@ -1,4 +1,4 @@
-// Reconciliation by provider lookup (SPEC section 4). A loop hands out held
+// Reconciliation by provider lookup (spec section 4). A loop hands out held
 // operations whose lookup is due (store/reconcile_store.hpp), asks each
 // provider by the upstream idempotency key, keeps the answer as evidence,
 // decides with the pure rules (core/reconcile.hpp), and resolves the

@@ -14,7 +14,7 @@
 namespace gw {
 
 struct RuntimeOptions {
-  bool manual_clock = false;  // SPEC section 6: only when explicitly asked for
+  bool manual_clock = false;  // spec section 6: only when explicitly asked for
   // How long start() keeps retrying migrations while the database is away.
   std::chrono::milliseconds database_wait{30000};
 };
