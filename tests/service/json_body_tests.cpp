@@ -1,7 +1,7 @@
 #include "core/grant.hpp"
 #include "core/recent_values.hpp"
 #include "service/api/json_body.hpp"
-#include "service/api/rejection.hpp"
+#include "service/api/refusal.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,7 +11,7 @@ namespace {
 std::string rejection(const std::function<void()>& f, Code expected) {
   try {
     f();
-  } catch (const Rejection& r) {
+  } catch (const Refusal& r) {
     CHECK(r.code == expected);
     return r.what();
   }

@@ -1,5 +1,5 @@
 #include "service/api/query.hpp"
-#include "service/api/rejection.hpp"
+#include "service/api/refusal.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,7 +11,7 @@ namespace {
 std::string refusal(std::string_view query) {
   try {
     parse_query(query, {"tenant", "limit"});
-  } catch (const Rejection& r) {
+  } catch (const Refusal& r) {
     CHECK(r.code == Code::invalid_request);
     return r.what();
   }
@@ -45,7 +45,7 @@ TEST_CASE("label_param: a label, or invalid_request naming the parameter") {
     try {
       label_param(bad, "tenant");
       FAIL("accepted");
-    } catch (const Rejection& r) {
+    } catch (const Refusal& r) {
       CHECK(r.code == Code::invalid_request);
       CHECK(std::string(r.what()).find("tenant must be a label") == 0);
     }
@@ -58,7 +58,7 @@ TEST_CASE("page_limit: 100 without a limit, 1 to 500 with one, anything else ref
   CHECK(page_limit({{"limit", "500"}}) == 500);
   for (const char* bad : {"0", "501", "-1", "ten", "", "1e2", "99999999999999999999"}) {
     CAPTURE(bad);
-    CHECK_THROWS_AS(page_limit({{"limit", bad}}), Rejection);
+    CHECK_THROWS_AS(page_limit({{"limit", bad}}), Refusal);
   }
 }
 
@@ -66,10 +66,10 @@ TEST_CASE("cursors: what encode_cursor makes comes back, anything else is refuse
   auto made = encode_cursor(nlohmann::json::array({1764571200000, "tenant-a", 7}));
   auto back = cursor_fields(made, 3);
   CHECK(back == nlohmann::json::array({1764571200000, "tenant-a", 7}));
-  CHECK_THROWS_AS(cursor_fields(made, 2), Rejection);  // another listing's cursor
+  CHECK_THROWS_AS(cursor_fields(made, 2), Refusal);  // another listing's cursor
   for (const auto& bad : std::vector<std::string>{"", "!!!", encode_cursor(nlohmann::json::object()),
                                                   "bm90IGpzb24"}) {  // base64url of "not json"
     CAPTURE(bad);
-    CHECK_THROWS_AS(cursor_fields(bad, 3), Rejection);
+    CHECK_THROWS_AS(cursor_fields(bad, 3), Refusal);
   }
 }

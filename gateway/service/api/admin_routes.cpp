@@ -4,7 +4,7 @@
 #include "http/problem.hpp"
 #include "service/api/app.hpp"
 #include "service/api/query.hpp"
-#include "service/api/rejection.hpp"
+#include "service/api/refusal.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -30,16 +30,16 @@ HeldFilter held_filter(std::string_view query) {
   if (auto it = q.find("state"); it != q.end()) {
     auto s = parse_operation_state(it->second);
     if (s != OperationState::in_flight && s != OperationState::unknown)
-      throw Rejection(Code::invalid_request, "state must be in_flight or unknown");
+      throw Refusal(Code::invalid_request, "state must be in_flight or unknown");
     f.state = s;
   }
   if (auto it = q.find("reason"); it != q.end()) {
     f.reason = parse_held_reason(it->second);
-    if (!f.reason) throw Rejection(Code::invalid_request, "reason must be outcome_unknown or forward_abandoned");
+    if (!f.reason) throw Refusal(Code::invalid_request, "reason must be outcome_unknown or forward_abandoned");
   }
   if (auto it = q.find("older_than_ms"); it != q.end()) {
     f.older_than_ms = decimal_integer(it->second);
-    if (!f.older_than_ms) throw Rejection(Code::invalid_request, "older_than_ms must be an integer from 0 to 2^63-1");
+    if (!f.older_than_ms) throw Refusal(Code::invalid_request, "older_than_ms must be an integer from 0 to 2^63-1");
   }
   if (auto it = q.find("cursor"); it != q.end()) f.after = decode_held_cursor(it->second);
   return f;

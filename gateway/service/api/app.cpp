@@ -6,7 +6,7 @@
 #include "service/ops/log_line.hpp"
 #include "service/ops/logger.hpp"
 #include "service/api/query.hpp"
-#include "service/api/rejection.hpp"
+#include "service/api/refusal.hpp"
 #include "store/authority_guard.hpp"
 #include "service/ops/request_log.hpp"
 #include "service/api/route_table.hpp"
@@ -54,7 +54,7 @@ App::Reply App::handle(http::Request request) {
   try {
     const auto handler = admit(call);
     reply = co_await (this->*handler)(call);
-  } catch (const Rejection& r) {
+  } catch (const Refusal& r) {
     reply = http::problem(r.code, r.what(), r.extra);
     if (!r.allow.empty()) reply->set("Allow", r.allow);
   } catch (const AuthorityRefused& e) {
@@ -138,7 +138,7 @@ std::optional<http::Response> App::screen(const http::Request& head) {
   std::optional<http::Response> refusal;
   try {
     admit(call);
-  } catch (const Rejection& r) {
+  } catch (const Refusal& r) {
     refusal = http::problem(r.code, r.what(), r.extra);
     if (!r.allow.empty()) refusal->set("Allow", r.allow);
   } catch (const std::exception& e) {
@@ -192,14 +192,14 @@ std::optional<App::Route> App::route_for(const std::vector<std::string>& s) cons
 
 App::Handler App::admit(Call& call) {
   auto target = split_target(call.request.target);
-  if (!target) throw Rejection(Code::invalid_request, "request target is not a valid origin-form path");
+  if (!target) throw Refusal(Code::invalid_request, "request target is not a valid origin-form path");
   call.target = std::move(*target);
   const auto route = route_for(call.target.segments);
   if (!route) throw no_such_route();
   const RouteSpec& spec = *route->spec;
   call.route = spec.name;
   if (!spec.method.empty() && call.request.method != spec.method) {
-    Rejection wrong_method(Code::method_not_allowed, "use " + std::string(spec.method) + " here");
+    Refusal wrong_method(Code::method_not_allowed, "use " + std::string(spec.method) + " here");
     wrong_method.allow = spec.method;
     throw wrong_method;
   }
@@ -211,7 +211,7 @@ App::Handler App::admit(Call& call) {
     std::vector<std::string> segments{"v1", "admin", "operations"};
     for (const char* name : {"tenant", "task", "id"}) {
       auto found = q.find(name);
-      if (found == q.end()) throw Rejection(Code::invalid_request, std::string("query parameter ") + name + " required");
+      if (found == q.end()) throw Refusal(Code::invalid_request, std::string("query parameter ") + name + " required");
       segments.push_back(found->second);
     }
     if (call.target.segments.size() == 4) segments.push_back(call.target.segments[3]);
@@ -243,23 +243,23 @@ void App::authorize(Call& call, const RouteSpec& route) {
 
 void App::choose_provider(Call& call) {
   const auto& name = call.target.segments[6];
-  if (!is_label(name)) throw Rejection(Code::invalid_request, "provider in the path must be a label");
+  if (!is_label(name)) throw Refusal(Code::invalid_request, "provider in the path must be a label");
   call.providers = providers_.current();
   auto found = call.providers->routes.find(name);
   if (found == call.providers->routes.end())
-    throw Rejection(Code::not_found, "no provider named '" + name + "'", {{"missing", "provider"}});
+    throw Refusal(Code::not_found, "no provider named '" + name + "'", {{"missing", "provider"}});
   call.provider_route = &found->second;
   const ProviderConfig& config = *found->second.config;
   // The tenant's own account at the provider, for every method: a read is
   // another tenant's data too.
   if (!config.credential_for(call.scope->tenant))
-    throw Rejection(Code::forbidden, "provider " + config.name + " has no account for tenant " + call.scope->tenant);
+    throw Refusal(Code::forbidden, "provider " + config.name + " has no account for tenant " + call.scope->tenant);
   // Declared by the head (screen(), before the body is invited), or received.
   const auto length = call.request.header("Content-Length");
   const auto declared = length ? decimal_integer(*length).value_or(0) : 0;
   const auto limit = config.max_request_body_bytes;
   if (declared > static_cast<std::int64_t>(limit) || call.request.body.size() > limit)
-    throw Rejection(Code::payload_too_large,
+    throw Refusal(Code::payload_too_large,
                     "request body exceeds this provider's " + std::to_string(limit) + " bytes");
 }
 
@@ -267,7 +267,7 @@ const Principal& App::require_principal(Call& call) {
   if (!call.principal) {
     call.principal = auth_.load()->authenticate(call.request);
     if (!call.principal)
-      throw Rejection(Code::unauthenticated, "send Authorization: Bearer <token> with a known token");
+      throw Refusal(Code::unauthenticated, "send Authorization: Bearer <token> with a known token");
   }
   return *call.principal;
 }
@@ -275,25 +275,25 @@ const Principal& App::require_principal(Call& call) {
 TaskScope App::task_scope(const Call& call) const {
   const auto& s = call.target.segments;
   if (!is_label(s[2]))
-    throw Rejection(Code::invalid_request, "tenant in the path must be a label: 1 to 80 printable ASCII characters");
+    throw Refusal(Code::invalid_request, "tenant in the path must be a label: 1 to 80 printable ASCII characters");
   if (!is_label(s[4]))
-    throw Rejection(Code::invalid_request, "task in the path must be a label: 1 to 80 printable ASCII characters");
+    throw Refusal(Code::invalid_request, "task in the path must be a label: 1 to 80 printable ASCII characters");
   return TaskScope{s[2], s[4]};
 }
 
 const Principal& App::require_agent_for(Call& call, const std::string& tenant) {
   const auto& p = require_principal(call);
   if (p.kind != Principal::Kind::agent)
-    throw Rejection(Code::forbidden, "this route needs an agent token");
+    throw Refusal(Code::forbidden, "this route needs an agent token");
   if (!p.may_act_for(tenant))
-    throw Rejection(Code::forbidden, "this agent token is not bound to the path's tenant");
+    throw Refusal(Code::forbidden, "this agent token is not bound to the path's tenant");
   return p;
 }
 
 const Principal& App::require_operator(Call& call) {
   const auto& p = require_principal(call);
   if (p.kind != Principal::Kind::operator_)
-    throw Rejection(Code::forbidden, "this route needs an operator token");
+    throw Refusal(Code::forbidden, "this route needs an operator token");
   return p;
 }
 

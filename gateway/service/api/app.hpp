@@ -112,7 +112,7 @@ class App {
   // route's Audience: token, kind of token, the agent's tenant binding), and
   // for the proxy the provider, the tenant's account there and the body's
   // size. Returns the route's handler, with call.route, call.scope and the
-  // provider set; throws a Rejection otherwise. Not a coroutine: the
+  // provider set; throws a Refusal otherwise. Not a coroutine: the
   // handler's own is the only frame a request adds here.
   Handler admit(Call& call);
   struct Route {
@@ -172,7 +172,7 @@ class App {
   // caller passed the grant check: it is the task's current owner).
   Reply unresolved_refusal(Call& call, const TaskScope& scope);
   // A protected attempt refused before its admission, into the rejection audit.
-  asio::awaitable<void> audit_refusal(const RejectionRecord& refusal);
+  asio::awaitable<void> record_rejection(const RejectionRecord& rejection);
   // A provider's reply withheld for revealing a credential (service/proxy/reply_screen.hpp): counted and logged.
   void reply_withheld(const Call& call, const std::string& provider, unsigned status);
   // proxy/outcome_retry.cpp

@@ -1,5 +1,5 @@
 // Reading a JSON request body into typed fields. Every failure is a
-// Rejection whose detail names the field; unknown fields are refused so a
+// Refusal whose detail names the field; unknown fields are refused so a
 // typo is an error, not a silently ignored default.
 #pragma once
 

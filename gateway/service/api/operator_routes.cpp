@@ -12,7 +12,6 @@
 #include "service/api/operation_view.hpp"
 #include "service/api/query.hpp"
 #include "service/api/refusal.hpp"
-#include "service/api/rejection.hpp"
 #include "store/authority_guard.hpp"
 
 #include <nlohmann/json.hpp>
@@ -132,7 +131,7 @@ App::Reply App::resolve_operation(Call& call) {
   const auto outcome = parse_operation_state(body.string("outcome"));
   if (!outcome || (*outcome != OperationState::succeeded && *outcome != OperationState::rejected &&
                    *outcome != OperationState::not_executed))
-    throw Rejection(Code::invalid_request, "outcome must be succeeded, rejected or not_executed");
+    throw Refusal(Code::invalid_request, "outcome must be succeeded, rejected or not_executed");
   HeldResolution resolution;
   resolution.scope = scope;
   resolution.operation_id = id;
@@ -275,16 +274,16 @@ App::Reply App::rejections(Call& call) {
   if (auto it = q.find("task"); it != q.end()) f.task = label_param(it->second, "task");
   if (auto it = q.find("code"); it != q.end()) {
     f.code = parse_code(it->second);
-    if (!f.code) throw Rejection(Code::invalid_request, "code is not one of the gateway's codes");
+    if (!f.code) throw Refusal(Code::invalid_request, "code is not one of the gateway's codes");
   }
   if (auto it = q.find("since_ms"); it != q.end()) {
     f.since_ms = decimal_integer(it->second);
-    if (!f.since_ms) throw Rejection(Code::invalid_request, "since_ms must be an integer from 0 to 2^63-1");
+    if (!f.since_ms) throw Refusal(Code::invalid_request, "since_ms must be an integer from 0 to 2^63-1");
   }
   if (auto it = q.find("newer_than_ms"); it != q.end()) {
     f.newer_than_ms = decimal_integer(it->second);
     if (!f.newer_than_ms)
-      throw Rejection(Code::invalid_request, "newer_than_ms must be an integer from 0 to 2^63-1");
+      throw Refusal(Code::invalid_request, "newer_than_ms must be an integer from 0 to 2^63-1");
   }
   if (auto it = q.find("cursor"); it != q.end()) {
     auto ids = cursor_ids(it->second, 2);

@@ -4,7 +4,6 @@
 #include "service/api/app.hpp"
 #include "service/api/json_body.hpp"
 #include "service/api/refusal.hpp"
-#include "service/api/rejection.hpp"
 
 namespace gw {
 namespace {

@@ -18,7 +18,6 @@
 #include "service/api/operation_view.hpp"
 #include "service/proxy/outcome_reply.hpp"
 #include "service/api/refusal.hpp"
-#include "service/api/rejection.hpp"
 #include "service/proxy/reply_screen.hpp"
 #include "upstream/client.hpp"
 
@@ -75,27 +74,27 @@ struct ProtectedHeaders {
 
 ProtectedHeaders read_protected(const http::Request& rq, RejectionRecord& audit) {
   auto grant = rq.header("Fence-Grant");
-  if (!grant) throw Rejection(Code::invalid_grant, "Fence-Grant header required for " + rq.method);
+  if (!grant) throw Refusal(Code::invalid_grant, "Fence-Grant header required for " + rq.method);
   auto token = parse_grant_token(*grant, "Fence-Grant");
   audit.presented = token.identity;
   auto key = rq.header("Idempotency-Key");
-  if (!key) throw Rejection(Code::missing_idempotency_key, "Idempotency-Key header required for " + rq.method);
+  if (!key) throw Refusal(Code::missing_idempotency_key, "Idempotency-Key header required for " + rq.method);
   if (!is_label(*key))
-    throw Rejection(Code::invalid_request, "Idempotency-Key must be a label: 1 to 80 printable ASCII characters");
+    throw Refusal(Code::invalid_request, "Idempotency-Key must be a label: 1 to 80 printable ASCII characters");
   audit.operation_id = std::string(*key);
   auto version = rq.header("Expected-Version");
-  if (!version) throw Rejection(Code::missing_expected_version, "Expected-Version header required for " + rq.method);
+  if (!version) throw Refusal(Code::missing_expected_version, "Expected-Version header required for " + rq.method);
   const auto expected_version = decimal_integer(*version);
-  if (!expected_version) throw Rejection(Code::invalid_request, "Expected-Version must be an integer from 0 to 2^63-1");
+  if (!expected_version) throw Refusal(Code::invalid_request, "Expected-Version must be an integer from 0 to 2^63-1");
   return {std::move(token), std::string(*key), *expected_version};
 }
 
 }  // namespace
 
-asio::awaitable<void> App::audit_refusal(const RejectionRecord& refusal) {
+asio::awaitable<void> App::record_rejection(const RejectionRecord& rejection) {
   try {
     co_await deps_.database.once([&](Session& s) {
-      deps_.rejections.record(s, refusal);
+      deps_.rejections.record(s, rejection);
       return true;
     });
   } catch (const std::exception&) {
@@ -123,7 +122,7 @@ App::Reply App::proxy(Call& call) {
 
   const auto [rest, query] = split_provider_target(rq.target);
   // Whatever the method: a read that climbs out of the base path is as bad.
-  if (auto why = provider_path_problem(rest, config.allowed_path_forms)) throw Rejection(Code::invalid_request, *why);
+  if (auto why = provider_path_problem(rest, config.allowed_path_forms)) throw Refusal(Code::invalid_request, *why);
   ForwardContext context{call.request_id, rq.remote,
                          rq.header("Host") ? std::optional<std::string>(*rq.header("Host")) : std::nullopt};
   // The forward is the gateway's span in the caller's trace (or a new one).
@@ -140,7 +139,7 @@ App::Reply App::proxy(Call& call) {
 
   const auto rule = method_rule(rq.method, config.unfenced_methods);
   if (rule == MethodRule::refused)
-    throw Rejection(Code::method_not_allowed, rq.method + " is never forwarded to a provider");
+    throw Refusal(Code::method_not_allowed, rq.method + " is never forwarded to a provider");
   if (rule == MethodRule::unfenced) {
     upstream.headers = upstream_headers(rq.headers, config, *credential, context, std::nullopt);
     upstream.body = std::move(call.request.body);
@@ -164,15 +163,15 @@ App::Reply App::proxy(Call& call) {
   audit.target = upstream.target;
   audit.request_id = call.request_id;
   std::optional<ProtectedHeaders> read;
-  std::optional<Rejection> refused;
+  std::optional<Refusal> refused;
   try {
     read = read_protected(rq, audit);
-  } catch (const Rejection& r) {
+  } catch (const Refusal& r) {
     refused = r;
   }
   if (refused) {
     audit.code = refused->code;
-    co_await audit_refusal(audit);
+    co_await record_rejection(audit);
     throw *refused;
   }
   const auto& [token, key, expected_version] = *read;
@@ -261,9 +260,9 @@ App::Reply App::unresolved_refusal(Call& call, const TaskScope& scope) {
 App::Reply App::operation_receipt(Call& call) {
   const auto& scope = *call.scope;
   const auto& id = call.target.segments[6];
-  if (!is_label(id)) throw Rejection(Code::invalid_request, "operation id must be a label");
+  if (!is_label(id)) throw Refusal(Code::invalid_request, "operation id must be a label");
   auto grant = call.request.header("Fence-Grant");
-  if (!grant) throw Rejection(Code::invalid_grant, "Fence-Grant header required");
+  if (!grant) throw Refusal(Code::invalid_grant, "Fence-Grant header required");
   const auto token = parse_grant_token(*grant, "Fence-Grant");
   call.operation_id = id;
   auto r = co_await db(call).decide([&](Session& s) { return deps_.ledger.receipt(s, scope, token, id); });

@@ -1,6 +1,6 @@
 // Query strings of the operator routes: name=value pairs, percent-decoded.
 // Strict like the JSON bodies: an unknown or repeated name, a pair without
-// '=', or a bad escape is refused (Rejection invalid_request), never ignored.
+// '=', or a bad escape is refused (Refusal invalid_request), never ignored.
 // Also what every listing shares: label parameters, the page size, cursors.
 #pragma once
 
@@ -33,7 +33,7 @@ unsigned page_limit(const Query& q);
 std::string encode_cursor(const nlohmann::json& fields);
 nlohmann::json cursor_fields(const std::string& cursor, std::size_t count);
 
-// The Rejection for a cursor this gateway did not make.
+// The Refusal for a cursor this gateway did not make.
 [[noreturn]] void bad_cursor();
 
 }  // namespace gw

@@ -1,7 +1,6 @@
 #include "service/api/refusal.hpp"
 
 #include "http/problem.hpp"
-#include "service/api/rejection.hpp"
 
 namespace gw {
 
@@ -63,6 +62,6 @@ http::Response not_found(std::string_view missing, std::string detail) {
 
 http::Response no_such_operation() { return not_found("operation", "no operation with this id on this task"); }
 
-Rejection no_such_route() { return Rejection(Code::not_found, "no such route", {{"missing", "route"}}); }
+Refusal no_such_route() { return Refusal(Code::not_found, "no such route", {{"missing", "route"}}); }
 
 }  // namespace gw

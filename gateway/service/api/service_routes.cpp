@@ -8,7 +8,7 @@
 #include "service/ops/logger.hpp"
 #include "service/api/json_body.hpp"
 #include "service/api/openapi.hpp"
-#include "service/api/rejection.hpp"
+#include "service/api/refusal.hpp"
 
 namespace gw {
 

@@ -9,7 +9,7 @@
 #include "http/problem.hpp"
 #include "service/api/app.hpp"
 #include "service/ops/event_log.hpp"
-#include "service/api/rejection.hpp"
+#include "service/api/refusal.hpp"
 
 #include <chrono>
 
@@ -20,7 +20,7 @@ App::Reply App::webhook(Call& call) {
   const auto providers = providers_.current();
   auto found = providers->routes.find(provider_name);
   if (!is_label(provider_name) || found == providers->routes.end() || !found->second.config->webhooks)
-    throw Rejection(Code::not_found, "no provider with webhooks named '" + provider_name + "'",
+    throw Refusal(Code::not_found, "no provider with webhooks named '" + provider_name + "'",
                     {{"missing", "provider"}});
   const ProviderConfig& provider = *found->second.config;
   const WebhookConfig& hooks = *provider.webhooks;
