@@ -4,12 +4,27 @@
 #                         the two demo providers and two gateways on one multi-host connection
 #                         string; prints where everything is. Returns once it is ready.
 #   scripts/ha.sh status  who is primary and synchronous standby, and each gateway's /readyz
-#   scripts/ha.sh drill   the short failover drill on a running stack: agents book under load, the
-#                         primary's Patroni and postmaster are SIGKILLed, then every property is
-#                         checked at the provider and in the database (scripts/ha_drill.py)
+#   scripts/ha.sh drill [SCENARIO...]
+#                         failover drills on a running stack, one after the other (default kill):
+#                         agents book under load through both gateways, the fault happens 3 s in,
+#                         then every property is checked at the provider and in the database
+#                         (scripts/ha_drill.py). SCENARIO is one of
+#                           kill                 SIGKILL the primary's Patroni and postmaster
+#                           switchover           patronictl switchover to the synchronous standby
+#                           etcd                 SIGKILL etcd, start it again HA_ETCD_DOWN_S [12] later
+#                           gateway-and-primary  SIGKILL gateway1 with the primary's Patroni and postmaster
+#                           partition            drop every packet to and from the primary's address
+#                                                (tc on lo; needs CAP_NET_ADMIN, else reported as
+#                                                skipped, exit 77 when it is the only one)
+#                           all                  all of the above
+#                         Each drill leaves the stack whole again (three nodes, two gateways).
+#                         HA_DRILL_AGENTS [3], HA_DRILL_BOOKINGS [40 per agent], HA_DRILL_FAULT_AT [3 s]
+#                         and HA_DRILL_DEADLINE [100 s] make it longer (bench/ha.sh).
 #   scripts/ha.sh down    stops everything `up` started (gateways first, then providers, Patroni,
 #                         etcd); the state stays in HA_DIR for the next `up` unless HA_CLEAN=1
 #
+# Each Patroni node has its own loopback address (127.0.77.N) for PostgreSQL, its REST API and
+# its way to etcd, so the partition drill can cut one node off by address.
 # State, logs and the ports chosen live in HA_DIR [build/ha]. The servers (etcd, Patroni and
 # PostgreSQL) run as the `postgres` user when this runs as root (PostgreSQL refuses root), else as
 # the caller. HA_SKIP_BUILD=1 uses build/release/bin as it is.
@@ -30,6 +45,10 @@ env_file=$dir/stack.env
 bin=$repo/build/release/bin
 PGBIN=/usr/lib/postgresql/15/bin
 nodes=(node1 node2 node3)
+# Loopback addresses of the nodes (all of 127.0.0.0/8 is on lo): node1 is 127.0.77.1, and so on.
+node_addr() { echo "127.0.77.${1#node}"; }
+# The tc filter priority the partition drill uses on lo (removed by the drill and by `down`).
+TC_PREF=4977
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
 server_user() { if is_root; then echo postgres; else id -un; fi; }
@@ -73,13 +92,14 @@ stop_name() {
 }
 
 rest_port() { local v="REST_${1^^}"; echo "${!v}"; }
+rest_url() { echo "http://$(node_addr "$1"):$(rest_port "$1")"; }
 pg_port() { local v="PG_${1^^}"; echo "${!v}"; }
 
 # The node whose Patroni REST API says it is the leader (GET /primary answers 200 there only).
 leader() {
   local n
   for n in "${nodes[@]}"; do
-    if curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$(rest_port "$n")/primary" 2>/dev/null; then
+    if curl -fsS -o /dev/null --max-time 1 "$(rest_url "$n")/primary" 2>/dev/null; then
       echo "$n"
       return 0
     fi
@@ -91,7 +111,7 @@ leader() {
 members() {
   local n
   for n in "${nodes[@]}"; do
-    if curl -fsS --max-time 1 "http://127.0.0.1:$(rest_port "$n")/cluster" 2>/dev/null |
+    if curl -fsS --max-time 1 "$(rest_url "$n")/cluster" 2>/dev/null |
       python3 -c 'import json,sys
 for m in json.load(sys.stdin)["members"]:
     print(m["name"], m["role"], m["state"], m.get("lag", 0))'; then
@@ -102,15 +122,21 @@ for m in json.load(sys.stdin)["members"]:
 }
 
 write_patroni_config() {
-  local n=$1 rest pg
+  local n=$1 rest pg addr
   rest=$(rest_port "$n")
   pg=$(pg_port "$n")
+  addr=$(node_addr "$n")
   # synchronous_mode: a commit is acknowledged only once the synchronous standby has flushed it,
   # and Patroni promotes only that standby: no acknowledged commit is lost by a failover. Not
   # strict: with no standby left the primary goes on alone (a lost commit is then possible if
   # it dies too, and Patroni will not promote anyone automatically); strict would stop every
   # write instead. docs/deployment.md weighs the two. ttl 8, loop_wait 1, retry_timeout 3: a
-  # dead primary is replaced in about 10 s (the leader key expires after ttl).
+  # dead primary is replaced in about 10 s (the leader key expires after ttl). failsafe_mode stays
+  # off (Patroni's default): a primary that cannot update its leader key in etcd demotes itself,
+  # so losing etcd stops writes until it is back (docs/deployment.md, "etcd lost"). Each node
+  # reaches etcd on its own address (use_proxies: no discovery of etcd's advertised URL) and
+  # Patroni talks to its own PostgreSQL on the Unix socket, so cutting the node's address cuts
+  # exactly that node off.
   cat >"$dir/$n.yml" <<YAML
 scope: write-gateway-ha
 namespace: /write-gateway-ha/
@@ -118,10 +144,11 @@ name: $n
 log:
   level: WARNING
 restapi:
-  listen: 127.0.0.1:$rest
-  connect_address: 127.0.0.1:$rest
+  listen: $addr:$rest
+  connect_address: $addr:$rest
 etcd3:
-  hosts: 127.0.0.1:$ETCD_CLIENT
+  hosts: $addr:$ETCD_CLIENT
+  use_proxies: true
 bootstrap:
   dcs:
     ttl: 8
@@ -142,16 +169,19 @@ bootstrap:
         max_replication_slots: 10
         max_connections: 200
         synchronous_commit: "on"
+        track_commit_timestamp: "on"
   initdb:
     - encoding: UTF8
     - locale: C
   pg_hba:
     - local all all trust
-    - host all all 127.0.0.1/32 trust
-    - host replication all 127.0.0.1/32 trust
+    - host all all 127.0.0.0/8 trust
+    - host replication all 127.0.0.0/8 trust
 postgresql:
-  listen: 127.0.0.1:$pg
-  connect_address: 127.0.0.1:$pg
+  listen: $addr:$pg
+  connect_address: $addr:$pg
+  use_unix_socket: true
+  use_unix_socket_repl: false
   data_dir: $db/$n
   bin_dir: $PGBIN
   pgpass: $db/$n.pgpass
@@ -192,6 +222,40 @@ json.dump(c, open(out, "w"), indent=2)
 PY
 }
 
+provider_keys() {
+  export BOOKING_KEY_TENANT_A=booking-secret-tenant-a BOOKING_KEY_TENANT_B=booking-secret-tenant-b
+  export CRM_KEY_TENANT_A=crm-secret-tenant-a CRM_KEY_TENANT_B=crm-secret-tenant-b
+}
+
+# etcd on 127.0.0.1 and on each node's address (each node's Patroni uses its own); with its data
+# directory kept, so the etcd drill starts it again with the cluster's keys.
+start_etcd() {
+  local urls="http://127.0.0.1:$ETCD_CLIENT" n _
+  for n in "${nodes[@]}"; do urls+=",http://$(node_addr "$n"):$ETCD_CLIENT"; done
+  say "starting etcd on 127.0.0.1:$ETCD_CLIENT (and each node's address)"
+  launch etcd "${as_server_cmd[@]}" etcd --name ha-etcd --data-dir "$db/etcd" \
+    --listen-client-urls "$urls" --advertise-client-urls "http://127.0.0.1:$ETCD_CLIENT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER" \
+    --initial-cluster "ha-etcd=http://127.0.0.1:$ETCD_PEER" --initial-cluster-state new
+  for _ in $(seq 1 100); do
+    curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$ETCD_CLIENT/health" 2>/dev/null && return 0
+    pid_alive "$(pid_of etcd)" || die "etcd exited; see $dir/logs/etcd.log"
+    sleep 0.1
+  done
+  die "etcd did not answer within 10 s; see $dir/logs/etcd.log"
+}
+
+gateway_port() { local v="GATEWAY${1}_PORT"; echo "${!v}"; }
+start_gateway() {
+  provider_keys
+  say "starting gateway$1 on 127.0.0.1:$(gateway_port "$1")"
+  GATEWAY_DATABASE_URL=$DATABASE_URL launch "gateway$1" "$bin/write-gateway" --config "$dir/gateway$1.json"
+}
+wait_gateway() {
+  wait_ready "$(pid_of "gateway$1")" "http://127.0.0.1:$(gateway_port "$1")/readyz" 300 0.1 ||
+    die "gateway$1 did not become ready; see $dir/logs/gateway$1.log"
+}
+
 cmd_up() {
   if [ -f "$env_file" ] && pid_alive "$(pid_of etcd)"; then die "already up (HA_DIR $dir); scripts/ha.sh down first"; fi
   mkdir -p "$dir/logs" "$dir/pids"
@@ -222,7 +286,7 @@ cmd_up() {
   # shellcheck disable=SC1090
   source "$env_file"
   local hosts="" n
-  for n in "${nodes[@]}"; do hosts+="${hosts:+,}127.0.0.1:$(pg_port "$n")"; done
+  for n in "${nodes[@]}"; do hosts+="${hosts:+,}$(node_addr "$n"):$(pg_port "$n")"; done
   # One string for every gateway: libpq tries the hosts in order and keeps the one that takes writes.
   echo "DATABASE_URL='postgresql://postgres@$hosts/postgres?target_session_attrs=read-write'" >>"$env_file"
   source "$env_file"
@@ -231,21 +295,10 @@ cmd_up() {
   if is_root; then chown postgres:postgres "$db"; fi
   chmod 0700 "$db"
 
-  say "starting etcd on 127.0.0.1:$ETCD_CLIENT"
-  launch etcd "${as_server_cmd[@]}" etcd --name ha-etcd --data-dir "$db/etcd" \
-    --listen-client-urls "http://127.0.0.1:$ETCD_CLIENT" --advertise-client-urls "http://127.0.0.1:$ETCD_CLIENT" \
-    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER" \
-    --initial-cluster "ha-etcd=http://127.0.0.1:$ETCD_PEER" --initial-cluster-state new
-  local _
-  for _ in $(seq 1 100); do
-    curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$ETCD_CLIENT/health" 2>/dev/null && break
-    pid_alive "$(pid_of etcd)" || die "etcd exited; see $dir/logs/etcd.log"
-    sleep 0.1
-  done
-
+  start_etcd
   for n in "${nodes[@]}"; do write_patroni_config "$n"; done
   # The first node bootstraps (initdb) alone, so the others clone it instead of racing for it.
-  say "starting Patroni node1 (PostgreSQL on 127.0.0.1:$PG_NODE1)"
+  say "starting Patroni node1 (PostgreSQL on $(node_addr node1):$PG_NODE1)"
   launch node1 "${as_server_cmd[@]}" patroni "$dir/node1.yml"
   for _ in $(seq 1 600); do
     [ "$(leader || true)" = node1 ] && break
@@ -254,32 +307,22 @@ cmd_up() {
   done
   [ "$(leader || true)" = node1 ] || die "node1 did not become the leader; see $dir/logs/node1.log"
   for n in node2 node3; do
-    say "starting Patroni $n (PostgreSQL on 127.0.0.1:$(pg_port "$n"))"
+    say "starting Patroni $n (PostgreSQL on $(node_addr "$n"):$(pg_port "$n"))"
     launch "$n" "${as_server_cmd[@]}" patroni "$dir/$n.yml"
   done
   say "waiting for a synchronous standby and a second replica"
   wait_cluster 900 || die "the cluster did not settle; see $dir/logs/node*.log"
 
   say "starting the providers"
-  export BOOKING_KEY_TENANT_A=booking-secret-tenant-a BOOKING_KEY_TENANT_B=booking-secret-tenant-b
-  export CRM_KEY_TENANT_A=crm-secret-tenant-a CRM_KEY_TENANT_B=crm-secret-tenant-b
+  provider_keys
   DEMO_PROVIDER_CREDENTIALS="$BOOKING_KEY_TENANT_A,$BOOKING_KEY_TENANT_B" launch booking \
     "$bin/demo-provider" --kind booking --port "$BOOKING_PORT" --control-port "$BOOKING_CONTROL_PORT"
   DEMO_PROVIDER_CREDENTIALS="$CRM_KEY_TENANT_A,$CRM_KEY_TENANT_B" launch crm \
     "$bin/demo-provider" --kind crm --port "$CRM_PORT" --control-port "$CRM_CONTROL_PORT"
 
   local i
-  for i in 1 2; do
-    local port_var="GATEWAY${i}_PORT"
-    write_gateway_config "$i" "${!port_var}"
-    say "starting gateway$i on 127.0.0.1:${!port_var}"
-    GATEWAY_DATABASE_URL=$DATABASE_URL launch "gateway$i" "$bin/write-gateway" --config "$dir/gateway$i.json"
-  done
-  for i in 1 2; do
-    local port_var="GATEWAY${i}_PORT"
-    wait_ready "$(pid_of "gateway$i")" "http://127.0.0.1:${!port_var}/readyz" 300 0.1 ||
-      die "gateway$i did not become ready; see $dir/logs/gateway$i.log"
-  done
+  for i in 1 2; do write_gateway_config "$i" "$(gateway_port "$i")"; start_gateway "$i"; done
+  for i in 1 2; do wait_gateway "$i"; done
   cmd_status
 }
 
@@ -323,42 +366,216 @@ cmd_status() {
 # The postmaster of NODE's data directory, from its postmaster.pid.
 postmaster_pid() { as_server head -n 1 "$db/$1/postmaster.pid" 2>/dev/null || true; }
 
-cmd_drill() {
-  load_env
-  local old
-  old=$(leader) || die "no leader: is the stack up?"
-  wait_cluster 300 || die "the cluster is not settled (no synchronous standby): scripts/ha.sh status"
-  local out=$dir/drill
+# The synchronous standby's name, from Patroni's view.
+sync_standby() { members 2>/dev/null | awk '$2 == "sync_standby" { print $1; exit }'; }
+
+# Polls until a node other than $1 is the leader (up to $2 tenths of a second); prints it.
+wait_new_leader() {
+  local old=$1 tries=$2 _ n
+  for _ in $(seq 1 "$tries"); do
+    n=$(leader 2>/dev/null || true)
+    if [ -n "$n" ] && [ "$n" != "$old" ]; then echo "$n"; return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+# When node $1 was promoted, as seconds since the epoch: the last entry of Patroni's /history
+# (timeline, LSN, reason, time, new leader), which Patroni writes to etcd a loop or two after the
+# promotion; polled for up to 10 s until that entry names $1 and comes after the fault ($2).
+promotion_time() {
+  local _ t
+  for _ in $(seq 1 100); do
+    t=$(curl -fsS --max-time 2 "$(rest_url "$1")/history" 2>/dev/null | python3 -c 'import json, sys
+from datetime import datetime
+h = json.load(sys.stdin)
+if h and len(h[-1]) > 4 and h[-1][4] == sys.argv[1] and datetime.fromisoformat(h[-1][3]).timestamp() > float(sys.argv[2]):
+    print("%.3f" % datetime.fromisoformat(h[-1][3]).timestamp())' "$1" "$2" 2>/dev/null || true)
+    [ -n "$t" ] && { echo "$t"; return 0; }
+    sleep 0.1
+  done
+  return 1
+}
+
+# Delays the provider's next N bookings by 1.5 s and waits (up to 3 s) until two are in progress.
+provider_in_flight() {
+  local control="http://127.0.0.1:$BOOKING_CONTROL_PORT" _ n
+  curl -fsS -o /dev/null --max-time 2 -d "{\"mode\": \"delay\", \"delay_ms\": 1500, \"count\": $1}" "$control/__test/faults" ||
+    { say "drill: the provider refused the fault"; return 0; }
+  for _ in $(seq 1 300); do
+    n=$(curl -fsS --max-time 1 "$control/__test/activity" 2>/dev/null |
+      python3 -c 'import json, sys; print(json.load(sys.stdin)["in_progress"])' 2>/dev/null || echo 0)
+    [ "$n" -ge 2 ] && { say "drill: $n bookings in progress at the provider"; return 0; }
+    sleep 0.01
+  done
+  say "drill: fewer than two bookings in progress at the provider"
+}
+
+kill_primary() {
+  local n=$1 patroni_pid postmaster
+  patroni_pid=$(pid_of "$n")
+  postmaster=$(postmaster_pid "$n")
+  say "drill: SIGKILL Patroni $n (pid $patroni_pid) and its postmaster (pid $postmaster)"
+  kill -KILL "$patroni_pid" "$postmaster" 2>/dev/null || true
+}
+
+# The partition drill's packet filter on lo: every packet to or from the node's address is
+# dropped silently (as a cut cable would), on egress of lo, which every loopback packet crosses.
+# Needs CAP_NET_ADMIN. The clsact qdisc is removed again only if this script added it.
+partition_cut() {
+  local addr=$1
+  if ! tc qdisc show dev lo 2>/dev/null | grep -q clsact; then
+    tc qdisc add dev lo clsact 2>"$out/tc.err" || return 1
+    touch "$dir/tc-clsact-ours"
+  fi
+  tc filter add dev lo egress protocol ip pref "$TC_PREF" u32 match ip dst "$addr/32" action drop 2>>"$out/tc.err" &&
+    tc filter add dev lo egress protocol ip pref "$TC_PREF" u32 match ip src "$addr/32" action drop 2>>"$out/tc.err"
+}
+partition_heal() {
+  tc filter del dev lo egress pref "$TC_PREF" 2>/dev/null || true
+  if [ -f "$dir/tc-clsact-ours" ]; then
+    tc qdisc del dev lo clsact 2>/dev/null || true
+    rm -f "$dir/tc-clsact-ours"
+  fi
+}
+# Whether this process may change lo's filters: a CAP_NET_ADMIN check that changes nothing
+# (the capability bit in the effective set; tc itself then decides).
+can_partition() {
+  command -v tc >/dev/null || { echo "tc (iproute2) is not installed"; return 1; }
+  local eff
+  eff=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)
+  # CAP_NET_ADMIN is bit 12.
+  if (( (16#$eff >> 12 & 1) == 0 )); then
+    echo "this process lacks CAP_NET_ADMIN (run as root in the host's or a privileged container's network namespace)"
+    return 1
+  fi
+  return 0
+}
+
+# One scenario: agents under load, the fault 3 s in, the checks, and the stack made whole again.
+# Returns 0 (passed), 1 (failed) or 77 (skipped: no privilege for it here).
+run_drill() {
+  local scenario=$1 old new="" rc=0 why
+  out=$dir/drill/$scenario
   rm -rf "$out"
   mkdir -p "$out"
-  say "drill: agents book through both gateways; the primary ($old) is SIGKILLed 3 s in"
+  if [ "$scenario" = partition ] && ! why=$(can_partition); then
+    say "drill partition: SKIPPED: cutting a node off needs a packet filter on lo: $why"
+    echo "skipped: $why" >"$out/report.txt"
+    return 77
+  fi
+  old=$(leader) || { say "drill $scenario: no leader: is the stack up?"; return 1; }
+  wait_cluster 300 || { say "drill $scenario: the cluster is not settled (no synchronous standby)"; return 1; }
+  say "drill $scenario: agents book through both gateways; the fault comes 3 s in (primary: $old)"
   python3 scripts/ha_drill.py run \
     --gateway "http://127.0.0.1:$GATEWAY1_PORT" --gateway "http://127.0.0.1:$GATEWAY2_PORT" \
-    --provider-control "http://127.0.0.1:$BOOKING_CONTROL_PORT" --out "$out" --deadline 100 &
+    --provider-control "http://127.0.0.1:$BOOKING_CONTROL_PORT" --out "$out" --deadline "${HA_DRILL_DEADLINE:-100}" \
+    ${HA_DRILL_BOOKINGS:+--bookings-per-agent "$HA_DRILL_BOOKINGS"} ${HA_DRILL_AGENTS:+--agents "$HA_DRILL_AGENTS"} &
   local agents=$!
-  sleep 3
-  local patroni_pid postmaster
-  patroni_pid=$(pid_of "$old")
-  postmaster=$(postmaster_pid "$old")
-  say "drill: SIGKILL Patroni $old (pid $patroni_pid) and its postmaster (pid $postmaster)"
-  date +%s.%N >"$out/killed_at"
-  kill -KILL "$patroni_pid" "$postmaster" 2>/dev/null || true
-  local rc=0
-  wait "$agents" || rc=$?
-  local new
-  new=$(leader || echo none)
-  say "drill: the new primary is $new"
-  # Every acknowledged commit and grant, read from the new primary (any host: libpq finds it).
-  [ "$rc" = 0 ] && { python3 scripts/ha_drill.py check --out "$out" --database "$DATABASE_URL" \
+  sleep "${HA_DRILL_FAULT_AT:-3}"
+  date +%s.%N >"$out/event_at"
+  case $scenario in
+    kill) kill_primary "$old" ;;
+    gateway-and-primary)
+      # So that gateway1 dies with forwards in flight: the provider's next three bookings (one
+      # per agent) wait 1.5 s, then execute whether or not anyone still waits for the reply.
+      # What gateway1 admitted and sent is left in_flight in the database, executed at the
+      # provider, for gateway2's sweeper and reconciler (a provider lookup) to settle.
+      provider_in_flight 3
+      say "drill: SIGKILL gateway1 (pid $(pid_of gateway1)) at the same moment"
+      kill -KILL "$(pid_of gateway1)" 2>/dev/null || true
+      kill_primary "$old"
+      ;;
+    switchover)
+      local target
+      target=$(sync_standby)
+      say "drill: patronictl switchover $old -> ${target:-?} (the synchronous standby)"
+      patronictl -c "$dir/$old.yml" switchover --leader "$old" --candidate "$target" --force >"$out/switchover.log" 2>&1 ||
+        { say "drill: patronictl switchover failed: $(tail -n 3 "$out/switchover.log")"; rc=1; }
+      ;;
+    etcd)
+      say "drill: SIGKILL etcd (pid $(pid_of etcd)); it starts again in ${HA_ETCD_DOWN_S:-12} s"
+      kill -KILL "$(pid_of etcd)" 2>/dev/null || true
+      sleep "${HA_ETCD_DOWN_S:-12}"
+      start_etcd
+      date +%s.%N >"$out/healed_at"
+      ;;
+    partition)
+      say "drill: dropping every packet to and from $old ($(node_addr "$old")); its processes stay up"
+      # Healed whatever happens, also when this script is interrupted.
+      trap 'partition_heal' EXIT
+      if ! partition_cut "$(node_addr "$old")"; then
+        say "drill partition: tc refused the filter: $(cat "$out/tc.err")"
+        partition_heal
+        rc=1
+      fi
+      ;;
+  esac
+  if [ "$scenario" != etcd ]; then
+    if new=$(wait_new_leader "$old" 600); then
+      promotion_time "$new" "$(cat "$out/event_at")" >"$out/promoted_at" ||
+        { rm -f "$out/promoted_at"; say "drill: Patroni's /history does not name the promotion of $new"; }
+      say "drill: $new is the primary now"
+    else
+      say "drill $scenario: no other node became the primary within 60 s"
+      rc=1
+    fi
+  fi
+  wait "$agents" || rc=1
+  [ -n "$new" ] || new=$(leader || echo none)
+  if [ "$scenario" = partition ]; then
+    # What the old primary holds, read through its Unix socket (not cut) before it is healed:
+    # afterwards Patroni rewinds it onto the new timeline.
+    python3 scripts/ha_drill.py snapshot --out "$out" \
+      --database "host=$db port=$(pg_port "$old") user=postgres dbname=postgres" || rc=1
+    say "drill: healing the partition"
+    partition_heal
+    trap - EXIT
+  fi
+  # Every acknowledged commit and grant, read from the primary now (any host: libpq finds it).
+  [ "$rc" = 0 ] && { python3 scripts/ha_drill.py check --out "$out" --database "$DATABASE_URL" --scenario "$scenario" \
     --provider-control "http://127.0.0.1:$BOOKING_CONTROL_PORT" --old-primary "$old" --new-primary "$new" || rc=$?; }
-  # The killed node rejoins as a replica (pg_rewind), so a next drill has three nodes again.
-  say "drill: restarting Patroni $old; it rejoins as a replica"
-  launch "$old" "${as_server_cmd[@]}" patroni "$dir/$old.yml"
-  if ! wait_cluster 600; then
-    say "drill: $old did not rejoin as a streaming replica within 60 s; see $dir/logs/$old.log"
+  # The stack whole again for the next drill: what was killed is started; a killed or cut-off
+  # node rejoins as a replica (pg_rewind).
+  case $scenario in
+    kill | gateway-and-primary)
+      say "drill: restarting Patroni $old; it rejoins as a replica"
+      launch "$old" "${as_server_cmd[@]}" patroni "$dir/$old.yml"
+      ;;
+  esac
+  if [ "$scenario" = gateway-and-primary ]; then
+    start_gateway 1
+    wait_gateway 1
+  fi
+  if ! wait_cluster 900; then
+    say "drill $scenario: the cluster did not settle again (three nodes streaming) within 90 s; see $dir/logs/"
     rc=1
   fi
-  [ "$rc" = 0 ] && say "drill: passed (report: $out/report.txt)" || say "drill: FAILED (see $out/)"
+  [ "$rc" = 0 ] && say "drill $scenario: passed (report: $out/report.txt)" || say "drill $scenario: FAILED (see $out/)"
+  return "$rc"
+}
+
+cmd_drill() {
+  load_env
+  local scenarios=("$@") s rc=0 one summary=()
+  [ ${#scenarios[@]} -gt 0 ] || scenarios=(kill)
+  if [ "${scenarios[*]}" = all ]; then scenarios=(kill switchover etcd gateway-and-primary partition); fi
+  for s in "${scenarios[@]}"; do
+    case $s in kill | switchover | etcd | gateway-and-primary | partition) ;; *) die "unknown drill: $s" ;; esac
+  done
+  mkdir -p "$dir/drill"
+  for s in "${scenarios[@]}"; do
+    one=0
+    run_drill "$s" || one=$?
+    case $one in
+      0) summary+=("$s: passed") ;;
+      77) summary+=("$s: SKIPPED (no privilege for a packet filter here)") ;;
+      *) summary+=("$s: FAILED"); rc=1 ;;
+    esac
+  done
+  printf 'ha.sh: drill %s\n' "${summary[@]}" >&2
+  # Only skipped: say so by the exit status too (77, as automake's skip).
+  if [ "$rc" = 0 ] && ! printf '%s\n' "${summary[@]}" | grep -q passed; then return 77; fi
   return "$rc"
 }
 
@@ -381,6 +598,8 @@ cmd_down() {
     fi
   done
   stop_name etcd 10
+  # A partition drill interrupted before it healed: its filter goes too.
+  partition_heal
   rm -f "$env_file"
   if [ "${HA_CLEAN:-0}" = 1 ]; then rm -rf "$dir"; say "removed $dir"; fi
   say "down"
@@ -389,7 +608,7 @@ cmd_down() {
 case ${1:-} in
   up) cmd_up ;;
   status) cmd_status ;;
-  drill) cmd_drill ;;
+  drill) shift; cmd_drill "$@" ;;
   down) cmd_down ;;
-  *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
