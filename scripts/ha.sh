@@ -14,7 +14,7 @@
 #                           etcd                 SIGKILL etcd, start it again HA_ETCD_DOWN_S [12] later
 #                           gateway-and-primary  SIGKILL gateway1 with the primary's Patroni and postmaster
 #                           partition            drop every packet to and from the primary's address
-#                                                (tc on lo; needs CAP_NET_ADMIN, else reported as
+#                                                (iptables; needs CAP_NET_ADMIN, else reported as
 #                                                skipped, exit 77 when it is the only one)
 #                           all                  all of the above
 #                         Each drill leaves the stack whole again (three nodes, two gateways).
@@ -23,8 +23,9 @@
 #   scripts/ha.sh down    stops everything `up` started (gateways first, then providers, Patroni,
 #                         etcd); the state stays in HA_DIR for the next `up` unless HA_CLEAN=1
 #
-# Each Patroni node has its own loopback address (127.0.77.N) for PostgreSQL, its REST API and
-# its way to etcd, so the partition drill can cut one node off by address.
+# Each Patroni node has its own loopback address (127.0.77.N, or the next free 127.0.M.N) for
+# PostgreSQL, its REST API and its way to etcd, so the partition drill can cut one node off by
+# address.
 # State, logs and the ports chosen live in HA_DIR [build/ha]. The servers (etcd, Patroni and
 # PostgreSQL) run as the `postgres` user when this runs as root (PostgreSQL refuses root), else as
 # the caller. HA_SKIP_BUILD=1 uses build/release/bin as it is.
@@ -45,10 +46,17 @@ env_file=$dir/stack.env
 bin=$repo/build/release/bin
 PGBIN=/usr/lib/postgresql/15/bin
 nodes=(node1 node2 node3)
-# Loopback addresses of the nodes (all of 127.0.0.0/8 is on lo): node1 is 127.0.77.1, and so on.
-node_addr() { echo "127.0.77.${1#node}"; }
-# The tc filter priority the partition drill uses on lo (removed by the drill and by `down`).
-TC_PREF=4977
+# Loopback addresses of the nodes (all of 127.0.0.0/8 is on lo): node1 is $HA_NET.1, and so on,
+# HA_NET being the first of 127.0.77, 127.0.78, ... where nothing listens (kept in stack.env), so
+# two stacks on one machine never share a node address (the partition drill cuts one by address).
+node_addr() { echo "${HA_NET:?}.${1#node}"; }
+free_net() {
+  local i
+  for i in $(seq 77 126); do
+    if ! ss -ltnH | awk '{ print $4 }' | grep -q "^127\.0\.$i\."; then echo "127.0.$i"; return 0; fi
+  done
+  die "no free 127.0.N.0/24 for the nodes (77-126 all have listeners)"
+}
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
 server_user() { if is_root; then echo postgres; else id -un; fi; }
@@ -268,6 +276,7 @@ cmd_up() {
 
   # Ports below the ephemeral range (32768-60999), first free from each base.
   {
+    echo "HA_NET=${HA_NET:-$(free_net)}"
     echo "ETCD_CLIENT=$(free_port 23790)"
     echo "ETCD_PEER=$(free_port 23800)"
     local i=0 n
@@ -419,34 +428,37 @@ kill_primary() {
   kill -KILL "$patroni_pid" "$postmaster" 2>/dev/null || true
 }
 
-# The partition drill's packet filter on lo: every packet to or from the node's address is
-# dropped silently (as a cut cable would), on egress of lo, which every loopback packet crosses.
-# Needs CAP_NET_ADMIN. The clsact qdisc is removed again only if this script added it.
+# The partition drill's packet filter: every packet to or from the node's address is dropped
+# silently on input (as a cut cable would: no reset, no error), in a chain of this stack's own
+# (iptables; removed by the drill, and by `down` if a drill was interrupted). Needs CAP_NET_ADMIN.
+chain() { echo "ha-drill-$ETCD_CLIENT"; }
 partition_cut() {
   local addr=$1
-  if ! tc qdisc show dev lo 2>/dev/null | grep -q clsact; then
-    tc qdisc add dev lo clsact 2>"$out/tc.err" || return 1
-    touch "$dir/tc-clsact-ours"
-  fi
-  tc filter add dev lo egress protocol ip pref "$TC_PREF" u32 match ip dst "$addr/32" action drop 2>>"$out/tc.err" &&
-    tc filter add dev lo egress protocol ip pref "$TC_PREF" u32 match ip src "$addr/32" action drop 2>>"$out/tc.err"
+  iptables -w -N "$(chain)" 2>"$out/iptables.err" &&
+    iptables -w -A "$(chain)" -d "$addr" -j DROP 2>>"$out/iptables.err" &&
+    iptables -w -A "$(chain)" -s "$addr" -j DROP 2>>"$out/iptables.err" &&
+    iptables -w -I INPUT -j "$(chain)" 2>>"$out/iptables.err"
 }
 partition_heal() {
-  tc filter del dev lo egress pref "$TC_PREF" 2>/dev/null || true
-  if [ -f "$dir/tc-clsact-ours" ]; then
-    tc qdisc del dev lo clsact 2>/dev/null || true
-    rm -f "$dir/tc-clsact-ours"
-  fi
+  command -v iptables >/dev/null || return 0
+  iptables -w -S "$(chain)" >/dev/null 2>&1 || return 0
+  while iptables -w -D INPUT -j "$(chain)" 2>/dev/null; do :; done
+  iptables -w -F "$(chain)" 2>/dev/null || true
+  iptables -w -X "$(chain)" 2>/dev/null || true
 }
-# Whether this process may change lo's filters: a CAP_NET_ADMIN check that changes nothing
-# (the capability bit in the effective set; tc itself then decides).
+# Whether this process may filter packets here: CAP_NET_ADMIN in the effective set, and iptables
+# able to read the filter table (a kernel without it, or a container's seccomp, says no).
 can_partition() {
-  command -v tc >/dev/null || { echo "tc (iproute2) is not installed"; return 1; }
-  local eff
+  command -v iptables >/dev/null || { echo "iptables is not installed (scripts/deps.sh installs it)"; return 1; }
+  local eff err
   eff=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)
   # CAP_NET_ADMIN is bit 12.
   if (( (16#$eff >> 12 & 1) == 0 )); then
-    echo "this process lacks CAP_NET_ADMIN (run as root in the host's or a privileged container's network namespace)"
+    echo "this process lacks CAP_NET_ADMIN (root in the host's network namespace, or a container run with --cap-add NET_ADMIN)"
+    return 1
+  fi
+  if ! err=$(iptables -w -S INPUT 2>&1 >/dev/null); then
+    echo "iptables cannot read the filter table here: $err"
     return 1
   fi
   return 0
@@ -505,7 +517,7 @@ run_drill() {
       # Healed whatever happens, also when this script is interrupted.
       trap 'partition_heal' EXIT
       if ! partition_cut "$(node_addr "$old")"; then
-        say "drill partition: tc refused the filter: $(cat "$out/tc.err")"
+        say "drill partition: iptables refused the filter: $(cat "$out/iptables.err")"
         partition_heal
         rc=1
       fi
@@ -599,7 +611,7 @@ cmd_down() {
   done
   stop_name etcd 10
   # A partition drill interrupted before it healed: its filter goes too.
-  partition_heal
+  partition_heal 2>/dev/null || true
   rm -f "$env_file"
   if [ "${HA_CLEAN:-0}" = 1 ]; then rm -rf "$dir"; say "removed $dir"; fi
   say "down"
@@ -610,5 +622,5 @@ case ${1:-} in
   status) cmd_status ;;
   drill) shift; cmd_drill "$@" ;;
   down) cmd_down ;;
-  *) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

@@ -246,8 +246,19 @@ def drill_rows(database, run_id):
 def cmd_snapshot(a):
     with open(os.path.join(a.out, "agents.json")) as f:
         run_id = json.load(f)["run_id"]
-    ops, tasks = drill_rows(a.database, run_id)
-    state = psql(a.database, "SELECT pg_is_in_recovery(), (extract(epoch FROM clock_timestamp()) * 1000)::bigint")[0]
+    # The old primary may be between its demotion and its restart as a standby: tried for 60 s.
+    deadline = time.time() + 60
+    while True:
+        try:
+            ops, tasks = drill_rows(a.database, run_id)
+            state = psql(a.database, "SELECT pg_is_in_recovery(), (extract(epoch FROM clock_timestamp()) * 1000)::bigint")[0]
+            break
+        except RuntimeError as e:
+            if time.time() > deadline:
+                raise
+            print("ha_drill.py: old primary not readable yet (%s); again in 0.5 s" % str(e).splitlines()[-1][:120],
+                  file=sys.stderr)
+            time.sleep(0.5)
     snap = {"operations": ops, "tasks": tasks, "in_recovery": state[0] == "t", "taken_ms": int(state[1])}
     with open(os.path.join(a.out, "old_primary.json"), "w") as f:
         json.dump(snap, f, indent=1)
@@ -265,7 +276,10 @@ def compare_old_primary(snap, ops, tasks, promoted_at, intended):
     diverged = []
     for key, op in snap["operations"].items():
         now = ops.get(tuple(key.split("/", 1)))
-        if now is None or now["state"] != op["state"] or now["attempts"] < op["attempts"]:
+        # Behind the new primary (an older state of the row) is not a divergence; a row the new
+        # primary lacks, or a change it never saw, is.
+        if (now is None or op["updated_ms"] > now["updated_ms"] or op["attempts"] > now["attempts"] or
+                (op["updated_ms"] == now["updated_ms"] and op["state"] != now["state"])):
             diverged.append((key, op))
     for task, epoch in snap["tasks"].items():
         if epoch > tasks.get(task, -1):
@@ -348,6 +362,15 @@ def cmd_check(a):
     if event_at and done_after:
         outage = done_after[0] - event_at
         lines.append("write outage: %.1f s from the fault to the first acknowledged booking after it" % outage)
+    longest = None
+    if event_at and done_at:
+        # The longest stretch without an acknowledged booking from the fault on: the write outage
+        # when writes go on for a while after the fault (etcd lost, the partition).
+        times = [event_at] + done_after
+        longest = max(((b - a), a - event_at) for a, b in zip(times, times[1:])) if len(times) > 1 else None
+        if longest:
+            lines.append("longest stretch without an acknowledged booking after the fault: %.1f s (from %.1f s after it)" %
+                         longest)
     if event_at and promoted_at:
         lines.append("promotion: %.1f s after the fault" % (promoted_at - event_at))
     lines.append("503 authority_unavailable seen by agents: %d; moves to another gateway: %d" % (len(unavailable), switches))
@@ -374,6 +397,7 @@ def cmd_check(a):
     with open(os.path.join(a.out, "report.json"), "w") as f:
         json.dump({"scenario": a.scenario, "run_id": run_id, "started": run["started"], "finished": run["finished"],
                    "event_at": event_at, "promoted_at": promoted_at, "outage_s": outage, "done_at": done_at,
+                   "longest_gap_s": longest[0] if longest else None,
                    "bookings": len(intended), "grants": len(grants), "unavailable": len(unavailable),
                    "gateway_switches": switches, "codes": codes, "problems": problems}, f, indent=1)
     sys.stdout.write(report)
