@@ -77,11 +77,12 @@ free_port() {
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 pid_of() { cat "$dir/pids/$1" 2>/dev/null || true; }
 
-# Starts "$@" in the background with its output in logs/NAME.log and its PID in pids/NAME.
+# Starts "$@" in the background with its output appended to logs/NAME.log (a restart by a drill
+# keeps what the killed process wrote) and its PID in pids/NAME.
 launch() {
   local name=$1
   shift
-  setsid "$@" >"$dir/logs/$name.log" 2>&1 </dev/null &
+  setsid "$@" >>"$dir/logs/$name.log" 2>&1 </dev/null &
   echo $! >"$dir/pids/$name"
 }
 

@@ -122,10 +122,11 @@ class Agent(threading.Thread):
         body = {"slot": "%s a%d b%d" % (self.run_id, self.index, n), "customer": "drill"}
         path = "/v1/tenants/%s/tasks/%s/providers/booking/bookings" % (TENANT, task)
         st = self.state[task]
-        # Once a send may have been acted on (its outcome unknown, in flight, or the connection
-        # lost after sending), every later send of this key is the exact request again, with the
-        # Expected-Version it was first sent with (docs/api.md, "What an agent may retry"), also
-        # under a new grant: another version would be another fingerprint, operation_conflict.
+        # Every later send of this key is the exact request again, with the Expected-Version it
+        # was first sent with (docs/api.md, "What an agent may retry"), also under a new grant:
+        # an outcome recorded after the lease ran out answers expired_owner, and only the exact
+        # retry replays it (another version is another fingerprint: operation_conflict). Only
+        # version_conflict, which proves nothing was done, lets the request change.
         pinned = None
         while time.time() < self.stop_at:
             if st["token"] is None:
@@ -134,8 +135,7 @@ class Agent(threading.Thread):
             r = self.request("POST", path, body, {"Fence-Grant": st["token"], "Idempotency-Key": key,
                                                   "Expected-Version": str(version)})
             code = r[1] if r else "unreachable"
-            if code in ("unknown_outcome", "operation_in_flight", "unreachable"):
-                pinned = version
+            pinned = version
             if code in ("committed", "historical_retry"):
                 committed = r[2].getheader("Committed-Version")
                 if committed is None:
