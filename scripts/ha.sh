@@ -479,7 +479,7 @@ run_drill() {
   fi
   old=$(leader) || { say "drill $scenario: no leader: is the stack up?"; return 1; }
   wait_cluster 300 || { say "drill $scenario: the cluster is not settled (no synchronous standby)"; return 1; }
-  say "drill $scenario: agents book through both gateways; the fault comes 3 s in (primary: $old)"
+  say "drill $scenario: agents book through both gateways; the fault comes ${HA_DRILL_FAULT_AT:-3} s in (primary: $old)"
   python3 scripts/ha_drill.py run \
     --gateway "http://127.0.0.1:$GATEWAY1_PORT" --gateway "http://127.0.0.1:$GATEWAY2_PORT" \
     --provider-control "http://127.0.0.1:$BOOKING_CONTROL_PORT" --out "$out" --deadline "${HA_DRILL_DEADLINE:-100}" \
