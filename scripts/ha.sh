@@ -473,7 +473,7 @@ run_drill() {
   rm -rf "$out"
   mkdir -p "$out"
   if [ "$scenario" = partition ] && ! why=$(can_partition); then
-    say "drill partition: SKIPPED: cutting a node off needs a packet filter on lo: $why"
+    say "drill partition: SKIPPED: cutting a node off needs a packet filter (iptables): $why"
     echo "skipped: $why" >"$out/report.txt"
     return 77
   fi
@@ -582,7 +582,7 @@ cmd_drill() {
     run_drill "$s" || one=$?
     case $one in
       0) summary+=("$s: passed") ;;
-      77) summary+=("$s: SKIPPED (no privilege for a packet filter here)") ;;
+      77) summary+=("$s: SKIPPED (no privilege for iptables here)") ;;
       *) summary+=("$s: FAILED"); rc=1 ;;
     esac
   done

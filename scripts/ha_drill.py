@@ -251,8 +251,10 @@ def drill_rows(database, run_id):
 def cmd_snapshot(a):
     with open(os.path.join(a.out, "agents.json")) as f:
         run_id = json.load(f)["run_id"]
-    # The old primary may be between its demotion and its restart as a standby: tried for 60 s.
-    deadline = time.time() + 60
+    # The old primary may be between its demotion and its restart as a standby (its shutdown
+    # waits for walsenders stuck on the cut-off standbys: 30-45 s here): tried for 120 s.
+    deadline = time.time() + 120
+    said = False
     while True:
         try:
             ops, tasks = drill_rows(a.database, run_id)
@@ -261,9 +263,13 @@ def cmd_snapshot(a):
         except RuntimeError as e:
             if time.time() > deadline:
                 raise
-            print("ha_drill.py: old primary not readable yet (%s); again in 0.5 s" % str(e).splitlines()[-1][:120],
-                  file=sys.stderr)
+            if not said:
+                print("ha_drill.py: the old primary cannot be read yet (%s); trying for up to 120 s" %
+                      " ".join(str(e).split())[:200], file=sys.stderr)
+                said = True
             time.sleep(0.5)
+    print("ha_drill.py: the old primary read %.0f s after the first try" % (120 - (deadline - time.time())),
+          file=sys.stderr)
     snap = {"operations": ops, "tasks": tasks, "in_recovery": state[0] == "t", "taken_ms": int(state[1])}
     with open(os.path.join(a.out, "old_primary.json"), "w") as f:
         json.dump(snap, f, indent=1)
