@@ -86,18 +86,27 @@ launch() {
   echo $! >"$dir/pids/$name"
 }
 
-# stop_name NAME GRACE: TERM, wait, KILL; the PID file goes.
-stop_name() {
-  local name=$1 grace=$2 pid
-  pid=$(pid_of "$name")
-  if pid_alive "$pid"; then
-    say "stopping $name (pid $pid)"
-    kill -TERM "$pid" 2>/dev/null || true
-    local _
-    for _ in $(seq 1 $((grace * 10))); do pid_alive "$pid" || break; sleep 0.1; done
-    pid_alive "$pid" && kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$dir/pids/$name"
+# stop_names GRACE NAME...: TERM to each at once, wait up to GRACE s for all, KILL what is left;
+# the PID files go. (One after the other, each took about 2 s: `down` took 35 s.)
+stop_names() {
+  local grace=$1 name pid pids=() _
+  shift
+  for name in "$@"; do
+    pid=$(pid_of "$name")
+    if pid_alive "$pid"; then
+      say "stopping $name (pid $pid)"
+      kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid")
+    fi
+  done
+  for _ in $(seq 1 $((grace * 10))); do
+    local alive=0
+    for pid in "${pids[@]}"; do pid_alive "$pid" && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do pid_alive "$pid" && kill -KILL "$pid" 2>/dev/null || true; done
+  for name in "$@"; do rm -f "$dir/pids/$name"; done
 }
 
 rest_port() { local v="REST_${1^^}"; echo "${!v}"; }
@@ -307,16 +316,23 @@ cmd_up() {
 
   start_etcd
   for n in "${nodes[@]}"; do write_patroni_config "$n"; done
-  # The first node bootstraps (initdb) alone, so the others clone it instead of racing for it.
-  say "starting Patroni node1 (PostgreSQL on $(node_addr node1):$PG_NODE1)"
-  launch node1 "${as_server_cmd[@]}" patroni "$dir/node1.yml"
-  for _ in $(seq 1 600); do
-    [ "$(leader || true)" = node1 ] && break
-    pid_alive "$(pid_of node1)" || die "Patroni node1 exited; see $dir/logs/node1.log"
-    sleep 0.1
+  local first=(node1) rest=(node2 node3)
+  # The state of an earlier `up` (kept by `down` without HA_CLEAN): the last leader may be any
+  # node (drills move it), so all start at once and elect one among themselves.
+  if [ -f "$db/node1/PG_VERSION" ]; then first=(); rest=("${nodes[@]}"); fi
+  # On a fresh HA_DIR the first node bootstraps (initdb) alone, so the others clone it instead of
+  # racing for it.
+  for n in "${first[@]}"; do
+    say "starting Patroni $n (PostgreSQL on $(node_addr "$n"):$(pg_port "$n"))"
+    launch "$n" "${as_server_cmd[@]}" patroni "$dir/$n.yml"
+    for _ in $(seq 1 600); do
+      [ "$(leader || true)" = "$n" ] && break
+      pid_alive "$(pid_of "$n")" || die "Patroni $n exited; see $dir/logs/$n.log"
+      sleep 0.1
+    done
+    [ "$(leader || true)" = "$n" ] || die "$n did not become the leader; see $dir/logs/$n.log"
   done
-  [ "$(leader || true)" = node1 ] || die "node1 did not become the leader; see $dir/logs/node1.log"
-  for n in node2 node3; do
+  for n in "${rest[@]}"; do
     say "starting Patroni $n (PostgreSQL on $(node_addr "$n"):$(pg_port "$n"))"
     launch "$n" "${as_server_cmd[@]}" patroni "$dir/$n.yml"
   done
@@ -596,13 +612,15 @@ cmd_down() {
   [ -f "$env_file" ] || { say "not up"; return 0; }
   # shellcheck disable=SC1090
   source "$env_file"
-  # Gateways first, with time to drain; then what they depend on.
-  stop_name gateway1 30
-  stop_name gateway2 30
-  stop_name booking 5
-  stop_name crm 5
-  local n
-  for n in "${nodes[@]}"; do stop_name "$n" 30; done
+  # Gateways first, with time to drain; then what they depend on. The replicas before the
+  # leader, so no replica is left to take over from a leader that stops.
+  stop_names 30 gateway1 gateway2
+  stop_names 5 booking crm
+  local n lead replicas=()
+  lead=$(leader 2>/dev/null || true)
+  for n in "${nodes[@]}"; do [ "$n" = "$lead" ] || replicas+=("$n"); done
+  stop_names 30 "${replicas[@]}"
+  [ -z "$lead" ] || stop_names 30 "$lead"
   # A postmaster whose Patroni was killed (the drill) outlives it: stop what is still running.
   for n in "${nodes[@]}"; do
     if [ -f "$db/$n/PG_VERSION" ] && as_server "$PGBIN/pg_ctl" -D "$db/$n" status >/dev/null 2>&1; then
@@ -610,7 +628,7 @@ cmd_down() {
       as_server "$PGBIN/pg_ctl" -D "$db/$n" stop -m fast -w -t 30 >/dev/null || true
     fi
   done
-  stop_name etcd 10
+  stop_names 10 etcd
   # A partition drill interrupted before it healed: its filter goes too.
   partition_heal 2>/dev/null || true
   rm -f "$env_file"
