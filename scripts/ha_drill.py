@@ -385,6 +385,9 @@ def cmd_check(a):
     if event_at and promoted_at:
         lines.append("promotion: %.1f s after the fault" % (promoted_at - event_at))
     lines.append("503 authority_unavailable seen by agents: %d; moves to another gateway: %d" % (len(unavailable), switches))
+    settled = sum(ag["codes"].get("resolved_without_reply", 0) for ag in run["agents"])
+    if settled:
+        lines.append("held operations settled from evidence (a provider lookup) while their agents waited: %d" % settled)
     codes = {}
     for ag in run["agents"]:
         for c, n in ag["codes"].items():
