@@ -423,18 +423,24 @@ if h and len(h[-1]) > 4 and h[-1][4] == sys.argv[1] and datetime.fromisoformat(h
   return 1
 }
 
-# Delays the provider's next N bookings by 1.5 s and waits (up to 3 s) until two are in progress.
+# Every booking the provider gets is delayed by 1.5 s (then executed, whether or not anyone still
+# waits for the reply) until every agent has one in progress there (each has at most one), up to
+# 5 s; prints how many were. The delay is lifted by provider_in_flight_end.
 provider_in_flight() {
-  local control="http://127.0.0.1:$BOOKING_CONTROL_PORT" _ n
-  curl -fsS -o /dev/null --max-time 2 -d "{\"mode\": \"delay\", \"delay_ms\": 1500, \"count\": $1}" "$control/__test/faults" ||
-    { say "drill: the provider refused the fault"; return 0; }
-  for _ in $(seq 1 300); do
+  local control="http://127.0.0.1:$BOOKING_CONTROL_PORT" want=$1 _ n=0
+  curl -fsS -o /dev/null --max-time 2 -d '{"mode": "delay", "delay_ms": 1500}' "$control/__test/faults" ||
+    { say "drill: the provider refused the fault"; echo 0; return 0; }
+  for _ in $(seq 1 500); do
     n=$(curl -fsS --max-time 1 "$control/__test/activity" 2>/dev/null |
       python3 -c 'import json, sys; print(json.load(sys.stdin)["in_progress"])' 2>/dev/null || echo 0)
-    [ "$n" -ge 2 ] && { say "drill: $n bookings in progress at the provider"; return 0; }
+    [ "$n" -ge "$want" ] && break
     sleep 0.01
   done
-  say "drill: fewer than two bookings in progress at the provider"
+  echo "$n"
+}
+provider_in_flight_end() {
+  curl -fsS -o /dev/null --max-time 2 -d '{"mode": "none"}' "http://127.0.0.1:$BOOKING_CONTROL_PORT/__test/faults" ||
+    say "drill: the provider's delay could not be lifted"
 }
 
 kill_primary() {
@@ -506,14 +512,17 @@ run_drill() {
   case $scenario in
     kill) kill_primary "$old" ;;
     gateway-and-primary)
-      # So that gateway1 dies with forwards in flight: the provider's next three bookings (one
-      # per agent) wait 1.5 s, then execute whether or not anyone still waits for the reply.
-      # What gateway1 admitted and sent is left in_flight in the database, executed at the
-      # provider, for gateway2's sweeper and reconciler (a provider lookup) to settle.
-      provider_in_flight 3
-      say "drill: SIGKILL gateway1 (pid $(pid_of gateway1)) at the same moment"
+      # So that gateway1 dies with forwards in flight: bookings wait 1.5 s at the provider until
+      # all three agents have one there (two of them through gateway1). What gateway1 admitted
+      # and sent is left in_flight in the database, executed at the provider, for gateway2's
+      # sweeper and reconciler (a provider lookup) to settle; the check counts them.
+      local held
+      held=$(provider_in_flight 3)
+      echo "$held" >"$out/in_flight_at_fault"
+      say "drill: $held bookings in progress at the provider; SIGKILL gateway1 (pid $(pid_of gateway1)) at the same moment"
       kill -KILL "$(pid_of gateway1)" 2>/dev/null || true
       kill_primary "$old"
+      provider_in_flight_end
       ;;
     switchover)
       local target

@@ -388,6 +388,11 @@ def cmd_check(a):
     settled = sum(ag["codes"].get("resolved_without_reply", 0) for ag in run["agents"])
     if settled:
         lines.append("held operations settled from evidence (a provider lookup) while their agents waited: %d" % settled)
+    in_flight = read_float(os.path.join(a.out, "in_flight_at_fault"))
+    if in_flight is not None and in_flight >= len(run["agents"]) and not settled:
+        # Every agent had a booking at the provider, so the killed gateway's agents left
+        # forwards there that only the survivor's reconciler can settle.
+        problems.append("the killed gateway left forwards in flight, and no agent saw one settled from evidence")
     codes = {}
     for ag in run["agents"]:
         for c, n in ag["codes"].items():
