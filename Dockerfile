@@ -26,9 +26,11 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libpqxx-6.4 libpq5 libssl3 libmimalloc2.0 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
- && useradd --system --no-create-home --shell /usr/sbin/nologin write-gateway
+ && useradd --system --no-create-home --shell /usr/sbin/nologin write-gateway \
+ && install -d -o write-gateway -g write-gateway -m 0700 /var/lib/write-gateway
 COPY --from=build /build/bin/write-gateway /build/bin/demo-provider /usr/local/bin/
 COPY config/ /etc/write-gateway/
+# /var/lib/write-gateway: the authority guard's state file (config/docker-ha.json), on a volume.
 # Fail the image build, not the first start, if a shared library is missing at runtime.
 RUN ! ldd /usr/local/bin/write-gateway /usr/local/bin/demo-provider | grep 'not found'
 USER write-gateway

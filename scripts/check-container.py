@@ -17,7 +17,14 @@ docker-compose.yml (parsed as YAML):
     the gateway's environment; the database URL points at the postgres service;
   - each provider's base_url is a compose service running demo-provider with that --kind and
     --port, listening on 0.0.0.0, holding exactly the credentials (same variables, same
-    defaults) the gateway injects for it.
+    defaults) the gateway injects for it;
+  - the same for every other service running write-gateway (the `ha` profile's gateways); a
+    multi-host database URL names only compose services, carries
+    target_session_attrs=read-write, and lists every Patroni node; a guard_state_file lies on a
+    volume of that gateway's own;
+  - profiles: a service that runs by default depends on no service of a profile; a build other
+    than the root Dockerfile names a Dockerfile that exists, and services sharing an image share
+    its build; each Patroni node's PATRONI_NAME is unique and its mounted config file exists.
 """
 import copy
 import json
@@ -144,80 +151,142 @@ def arg_after(command, flag):
     return command[command.index(flag) + 1] if flag in command else None
 
 
+def database_hosts(url):
+    """The host names of a database URL: `host=NAME` (key=value) or a postgresql:// URL's
+    comma-separated host list."""
+    m = re.match(r'postgres(?:ql)?://(?:[^@/]*@)?([^/?]*)', url)
+    if m:
+        return [h.rsplit(':', 1)[0] for h in m.group(1).split(',') if h]
+    host = re.search(r'host=(\S+)', url)
+    return host.group(1).split(',') if host else []
+
+
+def patroni_nodes(services):
+    return {name: svc for name, svc in services.items() if (svc.get('command') or [None])[0] == 'patroni'}
+
+
 def check_compose(compose, read_config, docker, problems):
     services = compose.get('services') or {}
+    builds = {}
     for name, svc in services.items():
+        profiles = svc.get('profiles') or []
         for dep, how in (svc.get('depends_on') or {}).items():
             if dep not in services:
                 problems.add('compose: ' + name + ' depends on unknown service ' + dep)
-            elif (how or {}).get('condition') == 'service_healthy' and 'healthcheck' not in services[dep]:
+                continue
+            if (how or {}).get('condition') == 'service_healthy' and 'healthcheck' not in services[dep]:
                 problems.add('compose: ' + name + ' waits for ' + dep + ' to be healthy, which has no healthcheck')
+            dep_profiles = services[dep].get('profiles') or []
+            if dep_profiles and not set(dep_profiles) & set(profiles):
+                problems.add('compose: ' + name + ' depends on ' + dep + ', which runs only with profile ' +
+                             ', '.join(dep_profiles))
         for volume in svc.get('volumes') or []:
             source = str(volume).split(':')[0]
-            if not source.startswith(('.', '/')) and source not in (compose.get('volumes') or {}):
+            if source.startswith(('.', '/')):
+                if source.startswith('.') and not os.path.exists(source):
+                    problems.add('compose: ' + name + ' mounts ' + source + ', which does not exist')
+            elif source not in (compose.get('volumes') or {}):
                 problems.add('compose: ' + name + ' mounts undeclared volume ' + source)
-        if 'build' in svc and svc.get('build') != '.':
-            problems.add('compose: ' + name + ' builds from ' + str(svc.get('build')) + ', not the Dockerfile at the root')
+        build = svc.get('build')
+        if build is not None and build != '.':
+            if not isinstance(build, dict) or build.get('context') != '.' or not os.path.isfile(build.get('dockerfile', '')):
+                problems.add('compose: ' + name + ' builds from ' + str(build) + ', not the root Dockerfile or one that exists')
+        if build is not None and svc.get('image'):
+            key = json.dumps(build, sort_keys=True)
+            if builds.setdefault(svc['image'], key) != key:
+                problems.add('compose: ' + name + ' builds image ' + svc['image'] + ' differently from another service')
 
-    gateway = services.get('gateway')
-    if not gateway:
+    nodes = patroni_nodes(services)
+    names = {}
+    for name, svc in nodes.items():
+        pname = str((svc.get('environment') or {}).get('PATRONI_NAME', ''))
+        if pname in names:
+            problems.add('compose: Patroni nodes ' + names[pname] + ' and ' + name + ' share PATRONI_NAME ' + pname)
+        names[pname] = name
+        for key in ('PATRONI_RESTAPI_CONNECT_ADDRESS', 'PATRONI_POSTGRESQL_CONNECT_ADDRESS'):
+            addr = str((svc.get('environment') or {}).get(key, ''))
+            if addr.split(':')[0] != name:
+                problems.add('compose: Patroni node ' + name + ' gives ' + key + ' ' + addr + ', not its own name')
+
+    if 'gateway' not in services:
         problems.add('compose: no gateway service')
-        return
+    for name, svc in services.items():
+        if (svc.get('command') or [None])[0] == 'write-gateway' or name == 'gateway':
+            check_gateway(name, svc, services, nodes, read_config, docker if name == 'gateway' else None, problems)
+
+
+def check_gateway(name, gateway, services, nodes, read_config, docker, problems):
+    where = 'compose: ' + name
     command = gateway.get('command') or (docker or {}).get('cmd') or []
     if docker and docker.get('cmd') and docker['cmd'] != command:
         problems.add('compose: the gateway command differs from the Dockerfile CMD: ' + str(command))
-    path = config_path(command, problems, 'compose gateway command')
+    path = config_path(command, problems, where + ' command')
     if not path:
         return
     config = read_config(path)
     if config is None:
-        problems.add('compose: the gateway config ' + path + ' does not exist')
+        problems.add(where + ': the gateway config ' + path + ' does not exist')
         return
     port = config.get('listen', {}).get('port')
     published = [str(p).rsplit(':', 1)[-1] for p in gateway.get('ports') or []]
     if str(port) not in published:
-        problems.add('compose: ' + path + ' listens on ' + str(port) + ', the gateway publishes ' + str(published))
+        problems.add(where + ': ' + path + ' listens on ' + str(port) + ', the gateway publishes ' + str(published))
     if docker and str(port) not in ' '.join(docker.get('expose', [])).split():
         problems.add('Dockerfile: EXPOSE ' + str(docker.get('expose')) + ' is not ' + path + "'s listen port " + str(port))
     environment = gateway.get('environment') or {}
     for var in sorted(env_names(config)):
         if var not in environment:
-            problems.add('compose: ' + path + ' reads $' + var + ', which the gateway service does not set')
+            problems.add(where + ': ' + path + ' reads $' + var + ', which the gateway service does not set')
     url_env = config.get('database', {}).get('url_env')
     if url_env in environment:
         url = str(environment[url_env])
-        host = re.search(r'host=(\S+)', url)
-        if not host or host.group(1) not in services:
-            problems.add('compose: ' + url_env + ' names no compose service as host: ' + url)
+        hosts = database_hosts(url)
+        if not hosts or any(h not in services for h in hosts):
+            problems.add(where + ': ' + url_env + ' names no compose service as host: ' + url)
+        if len(hosts) > 1 and 'target_session_attrs=read-write' not in url:
+            problems.add(where + ': ' + url_env + ' lists several hosts without target_session_attrs=read-write: ' + url)
+        if any(h in nodes for h in hosts) and sorted(hosts) != sorted(nodes):
+            problems.add(where + ': ' + url_env + ' lists ' + ', '.join(hosts) + ', the Patroni nodes are ' +
+                         ', '.join(sorted(nodes)))
+    state = config.get('database', {}).get('guard_state_file')
+    if state:
+        mounts = [str(v).split(':') for v in gateway.get('volumes') or []]
+        own = [m for m in mounts if len(m) > 1 and state.startswith(m[1].rstrip('/') + '/')]
+        if not own:
+            problems.add(where + ': guard_state_file ' + state + ' is on no volume (a restart would forget the watermark)')
+        for m in own:
+            for other, svc in services.items():
+                if other != name and any(str(v).split(':')[0] == m[0] for v in svc.get('volumes') or []):
+                    problems.add(where + ': its guard state volume ' + m[0] + ' is shared with ' + other)
 
     for provider in config.get('providers', []):
         m = re.match(r'https?://([^:/]+):(\d+)', provider.get('base_url', ''))
-        where = 'compose: provider ' + provider.get('name', '?')
+        pwhere = where + ': provider ' + provider.get('name', '?')
         if not m:
-            problems.add(where + ': base_url ' + provider.get('base_url', '') + ' has no host:port')
+            problems.add(pwhere + ': base_url ' + provider.get('base_url', '') + ' has no host:port')
             continue
         host, pport = m.group(1), m.group(2)
         svc = services.get(host)
         if not svc:
-            problems.add(where + ': base_url host ' + host + ' is not a compose service')
+            problems.add(pwhere + ': base_url host ' + host + ' is not a compose service')
             continue
         pcmd = svc.get('command') or []
         if not pcmd or pcmd[0] != 'demo-provider':
-            problems.add(where + ': service ' + host + ' does not run demo-provider')
+            problems.add(pwhere + ': service ' + host + ' does not run demo-provider')
             continue
         if arg_after(pcmd, '--port') != pport:
-            problems.add(where + ': service ' + host + ' listens on --port ' + str(arg_after(pcmd, '--port')) +
+            problems.add(pwhere + ': service ' + host + ' listens on --port ' + str(arg_after(pcmd, '--port')) +
                          ', base_url says ' + pport)
         if arg_after(pcmd, '--kind') != provider.get('name'):
-            problems.add(where + ': service ' + host + ' runs --kind ' + str(arg_after(pcmd, '--kind')))
+            problems.add(pwhere + ': service ' + host + ' runs --kind ' + str(arg_after(pcmd, '--kind')))
         if arg_after(pcmd, '--listen') != '0.0.0.0':
-            problems.add(where + ': service ' + host + ' does not listen on 0.0.0.0 (other containers cannot reach it)')
+            problems.add(pwhere + ': service ' + host + ' does not listen on 0.0.0.0 (other containers cannot reach it)')
         injected = {}
         for var in env_names(provider.get('credential', {})):
             injected.update(references(environment.get(var, '')))
         held = references((svc.get('environment') or {}).get('DEMO_PROVIDER_CREDENTIALS', ''))
         if injected != held:
-            problems.add(where + ': the gateway injects ' + str(injected) + ' but service ' + host + ' holds ' + str(held))
+            problems.add(pwhere + ': the gateway injects ' + str(injected) + ' but service ' + host + ' holds ' + str(held))
 
 
 def dpkg_depends(packages):
@@ -282,6 +351,19 @@ def main():
             'a package installed beside deps.sh': (dockerfile.replace('scripts/deps.sh build', 'scripts/deps.sh build && apt-get install -y libfoo-dev'), compose_text, read_config),
             'deps.sh not run': (dockerfile.replace('scripts/deps.sh build', 'true'), compose_text, read_config),
             'a runtime package no build package needs': (dockerfile.replace('libpq5', 'libpq5 libfoo1'), compose_text, read_config),
+            'an HA gateway without a credential variable': (dockerfile, altered(lambda c: c['services']['gateway-ha-2']['environment'].pop('CRM_KEY_TENANT_A')), read_config),
+            'an HA gateway URL missing a node': (dockerfile, altered(lambda c: c['services']['gateway-ha-1']['environment'].__setitem__(
+                'GATEWAY_DATABASE_URL', 'postgresql://postgres@pg1:5432,pg2:5432/postgres?target_session_attrs=read-write')), read_config),
+            'an HA gateway URL without target_session_attrs': (dockerfile, altered(lambda c: c['services']['gateway-ha-1']['environment'].__setitem__(
+                'GATEWAY_DATABASE_URL', 'postgresql://postgres@pg1:5432,pg2:5432,pg3:5432/postgres')), read_config),
+            'an HA gateway guard state on no volume': (dockerfile, altered(lambda c: c['services']['gateway-ha-2'].pop('volumes')), read_config),
+            'two HA gateways sharing a guard state volume': (dockerfile, altered(lambda c: c['services']['gateway-ha-2'].__setitem__(
+                'volumes', ['gateway-ha-1-state:/var/lib/write-gateway'])), read_config),
+            'a default service depending on an HA one': (dockerfile, altered(lambda c: gw(c)['depends_on'].__setitem__('pg1', {'condition': 'service_healthy'})), read_config),
+            'two Patroni nodes with one name': (dockerfile, altered(lambda c: c['services']['pg3']['environment'].__setitem__('PATRONI_NAME', 'pg2')), read_config),
+            'the Patroni config not in the repository': (dockerfile, altered(lambda c: c['services']['pg2'].__setitem__(
+                'volumes', ['./deploy/ha/none.yml:/etc/patroni/patroni.yml:ro', 'pg2-data:/var/lib/postgresql/patroni'])), read_config),
+            'a Dockerfile that does not exist': (dockerfile, altered(lambda c: c['services']['etcd']['build'].__setitem__('dockerfile', 'deploy/ha/none.Dockerfile')), read_config),
         }
         failed = 0
         for name, (d, c, r) in cases.items():

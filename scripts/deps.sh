@@ -22,12 +22,13 @@ build_packages=(
 )
 # chromium: tests/ui drives it headless (DevTools over a pipe); fonts-dejavu-core so its
 # screenshots have glyphs; zlib1g-dev: those tests decode the PNGs.
-# patroni, etcd-server, etcd-client: the local HA stack and its drill (scripts/ha.sh).
+# patroni, etcd-server, etcd-client: the local HA stack and its drill (scripts/ha.sh); iptables:
+# its partition drill drops a node's packets on lo (skipped where the container may not).
 # Node.js and npm are checked by command, below the list.
 test_packages=(
   ccache postgresql-15 openssl curl procps iproute2
   chromium fonts-dejavu-core zlib1g-dev python3 python3-yaml
-  patroni etcd-server etcd-client
+  patroni etcd-server etcd-client iptables
 )
 case $group in
   build) packages=("${build_packages[@]}") ;;

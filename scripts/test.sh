@@ -143,11 +143,12 @@ fi
 # --- end of the TypeScript block ----------------------------------------------------------------
 
 # ---- HA drill (issue #32): scripts/ha.sh up, drill, down ---------------------------------------
-# etcd, three Patroni nodes and two gateways on loopback (build/ha-ci); the primary's Patroni and
-# postmaster SIGKILLed under load, then every property checked at the provider and in the
-# database (docs/deployment.md, "Drills"). About 30 s after the stack is up.
+# etcd, three Patroni nodes and two gateways on loopback (build/ha-ci); three drills under load,
+# each followed by every property checked at the provider and in the database: the primary's
+# Patroni and postmaster SIGKILLed, a planned switchover, a gateway SIGKILLed with the primary
+# (docs/deployment.md, "Drills"; etcd lost and the partition run with `scripts/ha.sh drill all`).
 if [[ " ${trees[*]} " == *" release "* ]]; then
-  echo "== HA drill: scripts/ha.sh up && scripts/ha.sh drill"
+  echo "== HA drill: scripts/ha.sh up && scripts/ha.sh drill kill switchover gateway-and-primary"
   ha_rc=0
   export HA_DIR=$repo/build/ha-ci
   # Fresh every run (the servers run with Patroni's durable settings, not PG_EXTRA_OPTS), and
@@ -155,7 +156,7 @@ if [[ " ${trees[*]} " == *" release "* ]]; then
   scripts/ha.sh down >/dev/null 2>&1 || true
   rm -rf "$HA_DIR"
   if HA_SKIP_BUILD=1 scripts/ha.sh up; then
-    scripts/ha.sh drill || ha_rc=$?
+    scripts/ha.sh drill kill switchover gateway-and-primary || ha_rc=$?
   else
     ha_rc=1
   fi

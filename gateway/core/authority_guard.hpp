@@ -5,6 +5,7 @@
 // "The authority regression guard", explains what is remembered and why.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -43,6 +44,10 @@ struct ServerState {
   std::optional<std::uint64_t> covered_lsn;
   std::string realm;
   std::int64_t epoch_last = 0;  // epoch_seq's last value
+  // Where the connection reached it ("host:port", the host a Unix socket's
+  // directory), for logs: not part of its identity (one server may be
+  // reached by more than one address).
+  std::string address;
 };
 
 struct ServerIdentity {
@@ -53,6 +58,28 @@ struct ServerIdentity {
 };
 ServerIdentity identity_of(const ServerState& s);
 std::string describe(const ServerIdentity& id);
+// "host:port" from libpq's PQhost/PQport (either may be null or empty).
+std::string server_address(const char* host, const char* port);
+
+// Time without authority: from the first moment the gateway has no primary
+// it may use (the database lost, or every server refused) until one is
+// accepted again. Pure: the caller passes the time.
+class AuthorityOutage {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Starts a stretch unless one is running.
+  void lost(Clock::time_point now) {
+    if (!since_) since_ = now;
+  }
+  // Ends the stretch running, if any, and returns its length in milliseconds.
+  std::optional<std::int64_t> regained(Clock::time_point now);
+  // The running stretch's length at `now` in seconds; 0 while there is authority.
+  double seconds(Clock::time_point now) const;
+  bool running() const { return since_.has_value(); }
+
+ private:
+  std::optional<Clock::time_point> since_;
+};
 
 // What a gateway remembers of the newest authority state it acted on. Empty
 // (`realm` empty) on a gateway's first start: it trusts the first primary.

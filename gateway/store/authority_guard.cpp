@@ -18,10 +18,6 @@ thread_local int overrides = 0;
 // lock on `authority`, so it can never make a decision or a rotation fail.
 constexpr const char* begin_sql = "BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY";
 
-std::int64_t since_ms(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t).count();
-}
-
 nlohmann::json watermark_json(const Watermark& w) {
   if (w.empty()) return nullptr;
   return {{"realm", w.realm},
@@ -31,9 +27,16 @@ nlohmann::json watermark_json(const Watermark& w) {
           {"lsn", format_lsn(w.lsn)}};
 }
 
+// One server in a primary change: where it was reached and which it is.
+nlohmann::json change_json(const ServerIdentity& id, const std::string& address) {
+  return {{"address", address}, {"system_identifier", id.system_identifier}, {"timeline", id.timeline},
+          {"started", id.started}};
+}
+
 nlohmann::json server_json(const ServerState& s) {
   auto lsn = [](const std::optional<std::uint64_t>& v) { return v ? nlohmann::json(format_lsn(*v)) : nlohmann::json(nullptr); };
-  return {{"system_identifier", s.system_identifier},
+  return {{"address", s.address},
+          {"system_identifier", s.system_identifier},
           {"timeline", s.timeline},
           {"started", s.started},
           {"flush_lsn", lsn(s.flush_lsn)},
@@ -97,6 +100,7 @@ ServerState read_state(pqxx::connection& c, bool with_history) {
   tx.exec("SET TRANSACTION ISOLATION LEVEL READ COMMITTED READ ONLY");
   auto row = row_of(tx.exec1(server_state_sql));
   auto s = server_state_from(row);
+  s.address = server_address(c.hostname(), c.port());
   if (with_history && may_read_history(row)) {
     auto h = tx.exec1(history_sql(s.timeline));
     if (!h[0].is_null()) s.history = h[0].c_str();
@@ -128,6 +132,7 @@ ServerState read_state(PGconn* c) {  // at connection start: with the history
   for (int i = 0; i < PQnfields(r.get()); ++i)
     row.push_back(PQgetisnull(r.get(), 0, i) ? std::nullopt : std::optional<std::string>(PQgetvalue(r.get(), 0, i)));
   auto s = server_state_from(row);
+  s.address = server_address(PQhost(c), PQport(c));
   if (may_read_history(row)) {
     auto h = run(history_sql(s.timeline).c_str(), PGRES_TUPLES_OK);
     if (PQntuples(h.get()) == 1 && !PQgetisnull(h.get(), 0, 0)) s.history = PQgetvalue(h.get(), 0, 0);
@@ -241,7 +246,7 @@ std::uint64_t AuthorityGuard::decide(const ServerState& s) {
     const std::string detail = std::string("authority_regressed: ") + std::string(name(d.verdict)) + ": the primary (" +
                                describe(id) + ") does not hold what this gateway acted on; reconcile, then rotate-realm";
     refusal_.emplace(d.verdict, d.verdict == GuardVerdict::standby ? "connected to a standby, not a primary" : detail);
-    if (!without_since_) without_since_ = std::chrono::steady_clock::now();
+    outage_.lost(std::chrono::steady_clock::now());
     if (d.verdict != GuardVerdict::standby && !remembered) {
       memory_.refused.push_back({id, s.realm, d.verdict});
       persist();
@@ -257,14 +262,16 @@ std::uint64_t AuthorityGuard::decide(const ServerState& s) {
   }
   const auto before = memory_.watermark;
   const auto old = accepted_;
+  const auto old_address = accepted_address_;
   memory_.watermark = advance(before, s);
   accepted_ = id;
+  accepted_address_ = s.address;
   refusal_.reset();
   persist();
   const auto generation = generation_.fetch_add(1) + 1;
   report_("authority_primary_changed",
-          {{"old", old ? nlohmann::json(describe(*old)) : nlohmann::json(nullptr)},
-           {"new", describe(id)},
+          {{"old", old ? change_json(*old, old_address) : nlohmann::json(nullptr)},
+           {"new", change_json(id, s.address)},
            {"verdict", name(d.verdict)},
            {"held_lsn", d.held_lsn ? nlohmann::json(format_lsn(*d.held_lsn)) : nlohmann::json(nullptr)},
            {"watermark_before", watermark_json(before)},
@@ -274,10 +281,9 @@ std::uint64_t AuthorityGuard::decide(const ServerState& s) {
 }
 
 void AuthorityGuard::regained(const ServerIdentity& id) {
-  if (!without_since_) return;
-  const auto ms = since_ms(*without_since_);
-  without_since_.reset();
-  report_("authority_regained", {{"server", describe(id)}, {"without_authority_ms", ms}});
+  const auto ms = outage_.regained(std::chrono::steady_clock::now());
+  if (!ms) return;
+  report_("authority_regained", {{"server", describe(id)}, {"address", accepted_address_}, {"without_authority_ms", *ms}});
 }
 
 void AuthorityGuard::observe(pqxx::connection& c) {
@@ -292,7 +298,12 @@ void AuthorityGuard::observe(pqxx::connection& c) {
 
 void AuthorityGuard::lost() {
   std::lock_guard lock(mutex_);
-  if (!without_since_) without_since_ = std::chrono::steady_clock::now();
+  outage_.lost(std::chrono::steady_clock::now());
+}
+
+double AuthorityGuard::seconds_without_authority() const {
+  std::lock_guard lock(mutex_);
+  return outage_.seconds(std::chrono::steady_clock::now());
 }
 
 std::optional<AuthorityRefused> AuthorityGuard::refusal() const {

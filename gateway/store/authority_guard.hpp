@@ -66,6 +66,9 @@ class AuthorityGuard {
   // The database could not be reached (the pool's sessions say so): time
   // without authority starts.
   void lost();
+  // How long the gateway has been without authority (0 while it has it):
+  // the gauge gateway_without_authority_seconds.
+  double seconds_without_authority() const;
 
   Watermark watermark() const;
 
@@ -93,7 +96,8 @@ class AuthorityGuard {
   GuardMemory memory_;
   std::optional<ServerIdentity> accepted_;
   std::optional<AuthorityRefused> refusal_;
-  std::optional<std::chrono::steady_clock::time_point> without_since_;
+  std::string accepted_address_;  // where accepted_ was reached, for the primary-change event
+  AuthorityOutage outage_;
   std::atomic<std::uint64_t> generation_{0};
 };
 

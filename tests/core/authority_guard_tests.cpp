@@ -200,3 +200,35 @@ TEST_CASE("the state file: round trip, and every malformed file refused with its
     CHECK(d.error.find(b.error) != std::string::npos);
   }
 }
+
+TEST_CASE("authority outage: a stretch runs from the first loss to the next acceptance") {
+  using namespace std::chrono_literals;
+  AuthorityOutage outage;
+  const AuthorityOutage::Clock::time_point t0{};
+  CHECK_FALSE(outage.running());
+  CHECK(outage.seconds(t0 + 5s) == 0);
+  CHECK_FALSE(outage.regained(t0 + 5s));  // nothing was lost: no stretch, no event
+
+  outage.lost(t0 + 10s);
+  outage.lost(t0 + 12s);  // a second loss (another refusal) does not restart the stretch
+  CHECK(outage.running());
+  CHECK(outage.seconds(t0 + 13500ms) == doctest::Approx(3.5));
+  CHECK(outage.seconds(t0 + 9s) == 0);  // a time before the loss is not negative
+  const auto ms = outage.regained(t0 + 18250ms);
+  REQUIRE(ms);
+  CHECK(*ms == 8250);
+  CHECK_FALSE(outage.running());
+  CHECK(outage.seconds(t0 + 20s) == 0);
+  CHECK_FALSE(outage.regained(t0 + 21s));  // counted once
+
+  outage.lost(t0 + 30s);
+  CHECK(outage.regained(t0 + 30s) == std::optional<std::int64_t>(0));
+}
+
+TEST_CASE("authority guard: a server's address as libpq names it") {
+  CHECK(server_address("127.0.77.1", "25541") == "127.0.77.1:25541");
+  CHECK(server_address("/var/run/postgresql", "5432") == "/var/run/postgresql:5432");
+  CHECK(server_address("db", "") == "db");
+  CHECK(server_address(nullptr, "5432") == "?:5432");
+  CHECK(server_address(nullptr, nullptr) == "?");
+}

@@ -162,3 +162,23 @@ TEST_CASE("metrics: every event and each provider's outcomes are exported at zer
   CHECK(after.at("gateway_events_total{event=\"outcome_record_failed\"}") == "1");
   CHECK(after.at("gateway_provider_outcomes_total{provider=\"booking\",outcome=\"unknown\"}") == "1");
 }
+
+TEST_CASE("metrics: time without authority is a gauge at zero from the start, read from its source at scrape time") {
+  Metrics m;
+  // No source yet (before the guard exists): exported, at 0, so an alert has a series to watch.
+  CHECK(parse_exposition(m.render({})).at("gateway_without_authority_seconds") == "0");
+  double without = 0;
+  m.watch_authority([&without] { return without; });
+  CHECK(parse_exposition(m.render({})).at("gateway_without_authority_seconds") == "0");
+  without = 12.5;  // the guard's running stretch, read at each scrape
+  CHECK(parse_exposition(m.render({})).at("gateway_without_authority_seconds") == "12.5");
+  // The source may count events while it is read (the guard reports under its own lock):
+  // the gauge is read before the metrics' lock is taken, so this does not deadlock.
+  m.watch_authority([&m] {
+    m.count_event("authority_guard_refused");
+    return 3.0;
+  });
+  const auto s = parse_exposition(m.render({}));
+  CHECK(s.at("gateway_without_authority_seconds") == "3");
+  CHECK(s.at("gateway_events_total{event=\"authority_guard_refused\"}") == "1");
+}

@@ -28,13 +28,22 @@ namespace {
 struct GuardEvents {
   std::mutex mutex;
   std::vector<std::string> names;
+  std::vector<nlohmann::json> fields;  // each event's, in the same order
   std::string log;  // every event with its fields, shown when a check fails
   AuthorityGuard::Reporter reporter() {
-    return [this](const std::string& event, const nlohmann::json& fields) {
+    return [this](const std::string& event, const nlohmann::json& f) {
       std::lock_guard lock(mutex);
       names.push_back(event);
-      log += event + " " + fields.dump() + "\n";
+      fields.push_back(f);
+      log += event + " " + f.dump() + "\n";
     };
+  }
+  // The fields of the last `name` event (null if there was none).
+  nlohmann::json last(const std::string& name) {
+    std::lock_guard lock(mutex);
+    for (auto i = names.size(); i-- > 0;)
+      if (names[i] == name) return fields[i];
+    return nullptr;
   }
   std::size_t count(const std::string& name) {
     std::lock_guard lock(mutex);
@@ -253,6 +262,18 @@ TEST_CASE("authority guard: the same primary restarted is accepted, and a corrup
   CHECK(authority.claim(session, {"tenant-a", "task-2"}, "region-a", 60'000).code == Code::granted);
   CHECK(events.count("authority_guard_tripped") == 0);
   CHECK(events.count("authority_primary_changed") == 2);  // first start, then the restarted server
+  {
+    // The change event names both servers: where each was reached, and which it is.
+    INFO(events.log);
+    const auto change = events.last("authority_primary_changed");
+    const auto address = "127.0.0.1:" + std::to_string(primary.port());
+    REQUIRE(change.is_object());
+    CHECK(change["old"]["address"] == address);
+    CHECK(change["new"]["address"] == address);
+    CHECK(change["old"]["system_identifier"] == change["new"]["system_identifier"]);
+    CHECK(change["old"]["timeline"] == change["new"]["timeline"]);
+    CHECK(change["old"]["started"] != change["new"]["started"]);  // a restart is a server not used yet
+  }
   guard.observe(session.connection());
   CHECK(guard.watermark().lsn > before.lsn);
   CHECK(guard.watermark().max_epoch >= 2);

@@ -93,6 +93,11 @@ void Metrics::count_resolved(std::string_view source, std::string_view outcome) 
   count(resolved_, source, outcome);
 }
 
+void Metrics::watch_authority(std::function<double()> seconds_without) {
+  std::lock_guard lock(watch_mutex_);
+  seconds_without_authority_ = std::move(seconds_without);
+}
+
 void Metrics::set_held(std::vector<Held> held) {
   std::lock_guard lock(mutex_);
   held_ = std::move(held);
@@ -101,6 +106,13 @@ void Metrics::set_held(std::vector<Held> held) {
 std::string Metrics::render(const Gauges& g) const {
   PromText out;
   using u64 = std::uint64_t;
+  // Read before mutex_ is taken: the guard reports its events (count_event,
+  // under mutex_) while it holds its own lock, which this takes too.
+  double without_authority = 0;
+  {
+    std::lock_guard watch(watch_mutex_);
+    if (seconds_without_authority_) without_authority = seconds_without_authority_();
+  }
   std::lock_guard lock(mutex_);
 
   out.family("gateway_build_info", "gauge",
@@ -161,6 +173,9 @@ std::string Metrics::render(const Gauges& g) const {
   out.sample("gateway_db_shared_splits_total", {}, u64{g.groups_split});
   out.family("gateway_db_up", "gauge", "1 unless the last database connect failed.");
   out.sample("gateway_db_up", {}, u64{g.database_reachable ? 1u : 0u});
+  out.family("gateway_without_authority_seconds", "gauge",
+             "How long this gateway has had no primary it may use (database lost or refused by the guard); 0 while it has one.");
+  out.sample("gateway_without_authority_seconds", {}, without_authority);
   // The old names, kept for existing dashboards.
   out.family("gateway_db_pool_connections", "gauge", "Deprecated: gateway_db_pool_size.");
   out.sample("gateway_db_pool_connections", {}, u64{g.pool_size});

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -93,6 +94,11 @@ class Metrics {
   };
   void set_held(std::vector<Held> held);
 
+  // The gauge gateway_without_authority_seconds, read at scrape time (the
+  // authority guard's running stretch without a usable primary). Set once,
+  // before the first scrape; until then the gauge is 0.
+  void watch_authority(std::function<double()> seconds_without);
+
  private:
   // Two labels; looked up by string_views, so counting a reply that has
   // been counted before allocates nothing.
@@ -120,6 +126,8 @@ class Metrics {
   PairCounts lookups_;
   PairCounts resolved_;
   std::optional<std::vector<Held>> held_;
+  mutable std::mutex watch_mutex_;  // never held with mutex_
+  std::function<double()> seconds_without_authority_;
   std::atomic<std::uint64_t> direct_decisions_{0};
 };
 

@@ -363,6 +363,7 @@ std::uint16_t Runtime::start() {
     // A refusal repeats with every connection tried: counted, not logged each time.
     if (event != "authority_guard_refused") log_event(bad ? LogLevel::error : LogLevel::warn, event, fields);
   });
+  m.metrics.watch_authority([guard = m.guard.get()] { return guard->seconds_without_authority(); });
   auto guarded = m.session_options();
   guarded.guard = m.guard.get();
   PoolOptions pool_options{guarded, d.pool_size, d.queue_limit, d.queue_timeout, d.call_timeout, d.group_max, {}};
