@@ -66,12 +66,15 @@ if is_root; then as_server_cmd=(setpriv --reuid=postgres --regid=postgres --init
 as_server() { "${as_server_cmd[@]}" "$@"; }
 
 port_in_use() { [ -n "$(ss -ltnH "sport = :$1")" ]; }
+# pick_port VAR BASE: the first port from BASE that nothing listens on and no earlier pick took,
+# into VAR. Not a $(...) function: the list of ports taken must outlive the call (in a subshell
+# each pick forgot the others, so three nodes could all get the first free port).
 taken=" "
-free_port() {
-  local port=$1
-  while port_in_use "$port" || [[ $taken == *" $port "* ]]; do port=$((port + 1)); done
-  taken+="$port "
-  echo "$port"
+pick_port() {
+  local candidate=$2
+  while port_in_use "$candidate" || [[ $taken == *" $candidate "* ]]; do candidate=$((candidate + 1)); done
+  taken+="$candidate "
+  printf -v "$1" '%s' "$candidate"
 }
 
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
@@ -285,22 +288,22 @@ cmd_up() {
   for tool in etcd patroni patronictl; do command -v "$tool" >/dev/null || die "$tool is missing: scripts/deps.sh installs it"; done
 
   # Ports below the ephemeral range (32768-60999), first free from each base.
+  local port i=0 n
   {
     echo "HA_NET=${HA_NET:-$(free_net)}"
-    echo "ETCD_CLIENT=$(free_port 23790)"
-    echo "ETCD_PEER=$(free_port 23800)"
-    local i=0 n
+    pick_port port 23790 && echo "ETCD_CLIENT=$port"
+    pick_port port 23800 && echo "ETCD_PEER=$port"
     for n in "${nodes[@]}"; do
-      echo "PG_${n^^}=$(free_port $((25541 + i)))"
-      echo "REST_${n^^}=$(free_port $((28008 + i)))"
+      pick_port port $((25541 + i)) && echo "PG_${n^^}=$port"
+      pick_port port $((28008 + i)) && echo "REST_${n^^}=$port"
       i=$((i + 1))
     done
-    echo "GATEWAY1_PORT=$(free_port 18281)"
-    echo "GATEWAY2_PORT=$(free_port 18282)"
-    echo "BOOKING_PORT=$(free_port 19401)"
-    echo "BOOKING_CONTROL_PORT=$(free_port 19491)"
-    echo "CRM_PORT=$(free_port 19402)"
-    echo "CRM_CONTROL_PORT=$(free_port 19492)"
+    pick_port port 18281 && echo "GATEWAY1_PORT=$port"
+    pick_port port 18282 && echo "GATEWAY2_PORT=$port"
+    pick_port port 19401 && echo "BOOKING_PORT=$port"
+    pick_port port 19491 && echo "BOOKING_CONTROL_PORT=$port"
+    pick_port port 19402 && echo "CRM_PORT=$port"
+    pick_port port 19492 && echo "CRM_CONTROL_PORT=$port"
   } >"$env_file"
   # shellcheck disable=SC1090
   source "$env_file"
