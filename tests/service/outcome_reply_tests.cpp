@@ -84,12 +84,16 @@ TEST_CASE("outcome reply: unknown, with or without a reply, is 504 unknown_outco
   check_problem(outcome_reply(OperationState::rejected, std::nullopt, current()), 504, Code::unknown_outcome);
 }
 
-TEST_CASE("outcome reply: a grant that lost the task learns nothing, whatever the outcome") {
+TEST_CASE("outcome reply: a grant that lost the task learns only that its request went out and was recorded") {
   for (auto gate : {Code::stale_owner, Code::expired_owner, Code::authority_generation_mismatch}) {
     CAPTURE(name(gate));
     for (auto state : {OperationState::succeeded, OperationState::rejected, OperationState::unknown}) {
       auto r = outcome_reply(state, provider(201), RecordedAttempt{true, gate, 3});
       check_problem(r, http_status(gate), gate);
+      // Not the same as the grant code at admission, which did nothing: the
+      // agent must read the receipt, never act again under a new id.
+      CHECK(problem_of(r)["outcome_recorded"] == true);
+      CHECK(problem_of(r)["detail"].get<std::string>().find("forwarded") != std::string::npos);
     }
   }
 }

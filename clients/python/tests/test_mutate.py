@@ -217,6 +217,41 @@ class InFlight(unittest.TestCase):
         self.assertEqual(provider_saw(name, "book-9am"), 1)
 
 
+class LeaseEndedWhileForwarded(unittest.TestCase):
+    def test_a_grant_code_after_the_forward_is_an_unknown_outcome_read_with_a_new_grant(self):
+        name, slot = fresh_name("trip"), fresh_name("slot")
+        gateway = Gateway(S.url, AGENT_TOKEN)
+        caught = {}
+        with gateway.claim(TENANT, name, "region-eu", 600_000) as task:
+            S.booking.fault("hold", count=1)
+            self.addCleanup(S.booking.fault, "none")
+
+            def mutate():
+                try:
+                    task.mutate("booking", "POST", "/bookings", book(slot), "book-9am")
+                except Exception as error:  # noqa: BLE001 - the test looks at what it was
+                    caught["error"] = error
+            sender = threading.Thread(target=mutate)
+            sender.start()
+            wait_for(lambda: S.booking.activity()["held"] == 1, "the provider to hold it")
+            # The lease ends while the provider holds the request; then the provider acts.
+            status, _ = S.operator("POST", f"/v1/admin/tasks/{TENANT}/{name}/revoke")
+            self.assertEqual(status, 200)
+            S.booking.release_held()
+            sender.join(120)
+        error = caught.get("error")
+        # The grant code alone would read "nothing was done": it is an unknown outcome instead.
+        self.assertIsInstance(error, OutcomeUnknown)
+        self.assertEqual(error.problem["code"], "expired_owner")
+        self.assertIs(error.problem["outcome_recorded"], True)
+        self.assertEqual(effects(name, "book-9am"), 1)
+        # A new claim reads what it became, and the same intent is never sent again.
+        with gateway.claim(TENANT, name, "region-eu", 60_000) as again:
+            result = again.outcome("book-9am", 30)
+            self.assertEqual((result.source, result.committed_version), ("receipt", 1))
+        self.assertEqual(provider_saw(name, "book-9am"), 1)
+
+
 class Held(unittest.TestCase):
     def test_an_unknown_outcome_is_waited_for_until_the_lookup_settles_it(self):
         name = fresh_name("trip")

@@ -6,6 +6,8 @@ import { GatewayError, type ErrorDetails } from './errors.js';
 import type { MutationResult } from './mutation.js';
 import type { Receipt } from './receipt.js';
 
+export type OutcomeUnknownReason = 'unknown_outcome' | 'reply_lost' | 'lease_ended_while_forwarded';
+
 export interface WaitOptions {
   /** How long to keep reading the receipt (default 5 minutes). */
   timeoutMs?: number;
@@ -14,8 +16,12 @@ export interface WaitOptions {
 export class OutcomeUnknownError extends GatewayError {
   /** The operation (Idempotency-Key). */
   readonly operationId: string;
-  /** 'unknown_outcome' when the gateway said so; 'reply_lost' when no reply came. */
-  readonly reason: 'unknown_outcome' | 'reply_lost';
+  /**
+   * 'unknown_outcome' when the gateway said so; 'reply_lost' when no reply came;
+   * 'lease_ended_while_forwarded' when the grant stopped being current while the request was
+   * forwarded: it went out and its outcome is recorded, to be read with a new claim's receipt().
+   */
+  readonly reason: OutcomeUnknownReason;
   /** The last receipt read, if any (null: none read, or the gateway has no record yet). */
   readonly receipt: Receipt | null;
   readonly #wait: (options?: WaitOptions) => Promise<MutationResult>;
@@ -24,7 +30,7 @@ export class OutcomeUnknownError extends GatewayError {
     message: string,
     details: ErrorDetails & {
       operationId: string;
-      reason: 'unknown_outcome' | 'reply_lost';
+      reason: OutcomeUnknownReason;
       receipt: Receipt | null;
       wait: (options?: WaitOptions) => Promise<MutationResult>;
     },

@@ -209,7 +209,11 @@ export class Task implements AsyncDisposable {
           return this.#awaitOutcome(m.operationId, reason, requestId, waitMs);
         }
         case 'fail':
-          if (exchange.kind === 'reply') throw this.#refusal(exchange.reply);
+          if (exchange.kind === 'reply') {
+            const refusal = this.#refusal(exchange.reply);
+            if (forwardedPastLease(exchange.reply)) throw this.#recordedPastLease(m.operationId, exchange.reply, refusal);
+            throw refusal;
+          }
           throw new GatewayUnreachableError(
             `the gateway could not be reached after ${made} attempts (${describeFetchFailure(exchange.error)}); nothing was sent`,
             { cause: exchange.error, requestId: exchange.requestId },
@@ -237,6 +241,28 @@ export class Task implements AsyncDisposable {
     const committed = Number(header);
     this.#version = Math.max(this.#version, committed);
     return new MutationResult(operationId, committed, replayed, reply.status, reply.headers, reply.body, reply.requestId);
+  }
+
+  /**
+   * The lease ended while the request was forwarded (a grant code with `outcome_recorded`,
+   * docs/api.md): it went out and what became of it is recorded. Not "nothing was done": acting
+   * again under a new id could act twice. It is read with a new claim's receipt().
+   */
+  #recordedPastLease(operationId: string, reply: Reply, refusal: GatewayError): OutcomeUnknownError {
+    const readItElsewhere = `claim the task again and read receipt('${operationId}') on the new handle`;
+    return new OutcomeUnknownError(
+      `the lease ended while ${operationId} was being forwarded (${reply.code}): it went out and its outcome is recorded; ${readItElsewhere}, and never send this intent again under a new id`,
+      {
+        operationId,
+        reason: 'lease_ended_while_forwarded',
+        receipt: null,
+        requestId: reply.requestId,
+        status: reply.status,
+        problem: reply.json,
+        cause: refusal,
+        wait: () => Promise.reject(new LeaseLostError(`this handle's lease is lost: ${readItElsewhere}`)),
+      },
+    );
   }
 
   /** A refusal as its typed error; a grant refusal also ends this handle's lease. */
@@ -316,4 +342,10 @@ export class Task implements AsyncDisposable {
 function describeReceipt(receipt: Receipt | null): string {
   if (receipt === null) return 'The gateway has no record of it yet; call wait() to keep reading its receipt.';
   return `Its receipt says ${receipt.state}; call wait() to keep reading it.`;
+}
+
+/** A grant code after the forward: the gateway recorded the outcome (docs/api.md, "outcome_recorded"). */
+function forwardedPastLease(reply: Reply): boolean {
+  const problem = reply.json as { outcome_recorded?: unknown } | null;
+  return reply.code !== null && endsLease(reply.code) && problem !== null && typeof problem === 'object' && problem.outcome_recorded === true;
 }

@@ -27,10 +27,16 @@ http::Response outcome_reply(OperationState state, std::optional<ProviderReply> 
                          "this attempt's outcome was settled elsewhere; retry with the same "
                          "Idempotency-Key to read the recorded result");
   // Only the task's current owner may see the result (rules 2-6 at reply time).
+  // The sender is still told that its request went out and what became of it
+  // is recorded (`outcome_recorded`): the same grant code at admission means
+  // nothing was done, and an agent that took this one for that and acted
+  // again under a new operation id would act twice.
   if (attempt.reply_gate != Code::ok)
     return http::problem(attempt.reply_gate,
-                         "the outcome was recorded, but this grant is no longer the task's current one; "
-                         "the current owner can retrieve it with an exact retry");
+                         "this request was forwarded and its outcome recorded, but this grant is no longer the "
+                         "task's current one: claim the task again and read the operation's receipt, or send "
+                         "this exact request again with the new grant to have the recorded result replayed",
+                         {{"outcome_recorded", true}});
   switch (state) {
     case OperationState::succeeded:
       if (reply) {

@@ -119,8 +119,10 @@ class Task:
         it runs out after sending, the outcome is read from the receipt, never resent.
 
         Returns only when the provider executed it. Raises RejectedByProvider when the
-        provider refused it, LeaseLost (nothing sent) when the lease may be over, and the
-        gateway's refusal otherwise (VersionConflict, StaleOwner, ...).
+        provider refused it, LeaseLost (nothing sent) when the lease may be over, OutcomeUnknown
+        also when the lease ended while the request was being forwarded (the gateway recorded
+        its outcome: read it with outcome() on a new claim), and the gateway's refusal otherwise
+        (VersionConflict, StaleOwner, ...).
         """
         wire.label("provider", provider)
         wire.mutation_method(method)
@@ -248,7 +250,18 @@ class Task:
 
     def _finish(self, operation_id: str, expected: int, reply: Reply) -> MutationResult:
         if reply.code not in outcomes.PROVIDER_ANSWERS:
-            raise self._refused(reply)
+            error = self._refused(reply)
+            recorded = (error.problem or {}).get("outcome_recorded") is True
+            if isinstance(error, GrantRefused) and recorded:
+                # The lease ended while the request was forwarded: it went out, and what became
+                # of it is recorded. Not "nothing was done": acting again under a new id could
+                # act twice. It is read with a new grant instead.
+                self._pin(operation_id, expected)
+                raise self._unknown(
+                    operation_id, f"{error}; the request was forwarded and its outcome recorded: "
+                    f"claim the task again and call outcome({operation_id!r}) on the new handle",
+                    reply=reply, problem=error.problem) from error
+            raise error
         self._pin(operation_id, expected)  # recorded: sending the id again must repeat it
         result = outcomes.from_reply(operation_id, reply)
         self._learn(result.committed_version)
