@@ -18,11 +18,7 @@ using namespace gw::test;
 
 TEST_CASE("database stopped while requests run: authority_unavailable or a correct answer, then recovery") {
   PrivateCluster pg;
-  Gateway g(pg.url(), {.manual_clock = false, .edit = [](nlohmann::json& c) {
-                         c["database"]["connect_timeout_s"] = 1;
-                         c["database"]["statement_timeout_ms"] = 1000;
-                         c["database"]["queue_timeout_ms"] = 2000;
-                       }});
+  Gateway g(pg.url(), {.manual_clock = false, .edit = fail_fast_database});
 
   std::mutex mutex;
   std::map<std::string, int> seen;  // "status code" -> count

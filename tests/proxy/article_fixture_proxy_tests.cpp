@@ -183,11 +183,7 @@ TEST_CASE("proxy fixture: a new operation at a passed version is version_conflic
 
 TEST_CASE("proxy fixture: unavailable authority holds the write, forwards and discloses nothing") {
   PrivateCluster pg;
-  Article a(pg.url(), [](json& c) {
-    c["database"]["connect_timeout_s"] = 1;
-    c["database"]["statement_timeout_ms"] = 1000;
-    c["database"]["queue_timeout_ms"] = 2000;
-  });
+  Article a(pg.url(), fail_fast_database);
   const auto& provider = a.provider;
   auto committed = [&] {
     // The article's prefix, on this gateway: the new owner has committed at 12.

@@ -23,6 +23,15 @@ inline const std::string operator_token = "test-operator-token";
 // The test config as JSON, pointing at `database_url`; tests may edit it.
 nlohmann::json test_config_json(const std::string& database_url);
 
+// Config edits for a test that stops its database: connects, statements and
+// the pool's queue give up within seconds, so a request answers
+// authority_unavailable promptly instead of waiting out the defaults.
+inline void fail_fast_database(nlohmann::json& config) {
+  config["database"]["connect_timeout_s"] = 1;
+  config["database"]["statement_timeout_ms"] = 1000;
+  config["database"]["queue_timeout_ms"] = 2000;
+}
+
 struct GatewayOptions {
   bool manual_clock = true;
   // Changes applied to the config JSON before it is parsed.

@@ -489,11 +489,7 @@ TEST_CASE("operator page: 500 identical lookups are one row, the decision and th
 
 TEST_CASE("operator page: with the database down, a read says nothing was changed and shows the request id") {
   PrivateCluster pg;
-  Gateway g(pg.url(), {.manual_clock = true, .edit = [](nlohmann::json& c) {
-                         c["database"]["connect_timeout_s"] = 1;
-                         c["database"]["statement_timeout_ms"] = 1000;
-                         c["database"]["queue_timeout_ms"] = 2000;
-                       }});
+  Gateway g(pg.url(), {.manual_clock = true, .edit = fail_fast_database});
   Chromium chromium("database-down");
   Tab& tab = chromium.tab;
   tab.open("http://127.0.0.1:" + std::to_string(g.port()) + "/ui");
