@@ -111,11 +111,14 @@ void screenshot(Tab& tab, const std::string& name, int expected_width = width) {
 void use_token(Tab& tab, const std::string& token) {
   const auto checked = done(tab, "token-section");
   const auto held = done(tab, "held-section");
-  // Until the gateway answered, the page says it is checking, never "token set".
+  // Until the gateway answered, the page says it is checking, never "token set", and shows
+  // nothing. Read in the same evaluation as the click: the gateway may answer before a second
+  // one runs.
   CHECK(tab.eval("document.getElementById('token').value = " + js(token) +
-                 "; document.getElementById('token-use').click(); document.getElementById('token-status').textContent") ==
-        "checking the token with the gateway...");
-  CHECK(tab.eval("document.getElementById('main').hidden") == true);
+                 "; document.getElementById('token-use').click();"
+                 " document.getElementById('token-status').textContent + ' / main hidden: ' +"
+                 " document.getElementById('main').hidden") ==
+        "checking the token with the gateway... / main hidden: true");
   wait_done(tab, "token-section", checked);
   if (tab.eval("document.getElementById('main').hidden") == false) wait_done(tab, "held-section", held);
 }
