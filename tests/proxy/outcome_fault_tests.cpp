@@ -10,8 +10,8 @@ namespace {
 
 // A claimed task on a fresh rig; writes go through `c`.
 struct Outcomes {
-  explicit Outcomes(ProviderSettings settings = {}) : rig(settings), c(rig.gateway.port()) {
-    rig.gateway.set_clock(0);
+  explicit Outcomes(ProviderSettings settings = {}, std::int64_t now_ms = 0) : rig(settings), c(rig.gateway.port()) {
+    rig.gateway.set_clock(now_ms);
     grant = grant_token(rig.gateway.claim("tenant-a", "task-a", "region-a", 60000));
   }
   Reply write(const std::string& op, const std::string& slot, std::int64_t expected_version) {
@@ -194,6 +194,21 @@ TEST_CASE("outcome: a provider 500 answered at once is 504 Outcome Unknown with 
   CHECK(problem["detail"].get<std::string>().starts_with("the provider answered 500, "));
   CHECK(o.state("op-1") == "unknown");
   CHECK(o.rig.provider.effect_count() == 0);
+}
+
+TEST_CASE("outcome: unresolved_operation at an authority time past any calendar names its holder's time as a number") {
+  // Authority time is any integer (the manual clock sets it), far past what the system clock's
+  // nanoseconds can hold (the year 2262): the refusal still names the holder, never overflowing.
+  constexpr std::int64_t far = 1'000'000'000'000'000;  // the year 33658
+  Outcomes o({}, far);
+  o.rig.provider.set_fault("error_5xx", 0, 1);
+  check_problem(o.write("op-1", "slot-1", 0), 504, "unknown_outcome");
+  auto refused = o.write("op-2", "slot-2", 0);
+  check_problem(refused, 409, "unresolved_operation");
+  CHECK(refused.json()["unresolved_operation"]["held_since_ms"] == far);
+  CHECK(refused.json()["detail"].get<std::string>().starts_with(
+      "operation op-1 holds this task (unknown, outcome_unknown, since 1000000000000000 ms since 1970)"));
+  CHECK(o.rig.provider.requests_with_key(Outcomes::key("op-2")) == 0);
 }
 
 TEST_CASE("outcome: unresolved_operation names the holding operation only to the task's current owner") {

@@ -227,14 +227,16 @@ void App::authorize(Call& call, const RouteSpec& route) {
     case Audience::provider:  // the webhook's signature is its credential
       return;
     case Audience::operator_:
-      require_operator(call);
+      require_operator(require_principal(call));
       return;
     case Audience::agent:
     case Audience::agent_or_operator: {
+      // Authenticated before the path's labels are judged: a caller without a
+      // token learns nothing about them.
       const auto& principal = require_principal(call);
       call.scope = task_scope(call);
       if (route.audience == Audience::agent || principal.kind == Principal::Kind::agent)
-        require_agent_for(call, call.scope->tenant);
+        require_agent_for(principal, call.scope->tenant);
       if (route.id == RouteId::proxy) choose_provider(call);
       return;
     }
@@ -281,20 +283,16 @@ TaskScope App::task_scope(const Call& call) const {
   return TaskScope{s[2], s[4]};
 }
 
-const Principal& App::require_agent_for(Call& call, const std::string& tenant) {
-  const auto& p = require_principal(call);
+void App::require_agent_for(const Principal& p, const std::string& tenant) {
   if (p.kind != Principal::Kind::agent)
     throw Refusal(Code::forbidden, "this route needs an agent token");
   if (!p.may_act_for(tenant))
     throw Refusal(Code::forbidden, "this agent token is not bound to the path's tenant");
-  return p;
 }
 
-const Principal& App::require_operator(Call& call) {
-  const auto& p = require_principal(call);
+void App::require_operator(const Principal& p) {
   if (p.kind != Principal::Kind::operator_)
     throw Refusal(Code::forbidden, "this route needs an operator token");
-  return p;
 }
 
 }  // namespace gw

@@ -134,8 +134,8 @@ class App {
   void authorize(Call& call, const RouteSpec& route);
   void choose_provider(Call& call);
   const Principal& require_principal(Call& call);
-  const Principal& require_agent_for(Call& call, const std::string& tenant);
-  const Principal& require_operator(Call& call);
+  static void require_agent_for(const Principal& principal, const std::string& tenant);
+  static void require_operator(const Principal& principal);
   TaskScope task_scope(const Call& call) const;
   // A new call's request id and trace, from its request's headers.
   static void identify(Call& call);

@@ -112,8 +112,6 @@ std::vector<std::int64_t> cursor_ids(const std::string& text, std::size_t count)
 
 // /v1/admin/operations/{tenant}/{task}/{id}[/action]
 App::Reply App::operation_detail(Call& call) {
-  const auto& who = *call.principal;  // an operator: admit() checked
-  (void)who;
   const auto& s = call.target.segments;
   const TaskScope scope{label_param(s[3], "tenant"), label_param(s[4], "task")};
   const auto id = label_param(s[5], "operation id");

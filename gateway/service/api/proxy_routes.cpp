@@ -12,7 +12,7 @@
 #include "http/problem.hpp"
 #include "service/api/app.hpp"
 #include "service/ops/event_log.hpp"
-#include "service/ops/log_line.hpp"
+#include "core/utc_time.hpp"
 #include "service/proxy/forwarding.hpp"
 #include "service/api/json_body.hpp"
 #include "service/api/operation_view.hpp"
@@ -241,8 +241,7 @@ App::Reply App::unresolved_refusal(Call& call, const TaskScope& scope) {
     holder.reset();
   }
   if (!holder) co_return refusal(Code::unresolved_operation);
-  std::string since;
-  append_utc_timestamp(since, std::chrono::system_clock::time_point(std::chrono::milliseconds(holder->since_ms)));
+  const auto since = utc_text(holder->since_ms);  // authority time: any integer, the manual clock's too
   const auto why = why_held(*holder, now_ms);
   co_return http::problem(
       Code::unresolved_operation,

@@ -62,7 +62,6 @@ void append_integer(std::string& out, Integer value) {
   out.append(digits, end);
 }
 
-
 }  // namespace
 
 void append_json_replacing(std::string& out, std::string_view value) {

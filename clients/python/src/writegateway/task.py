@@ -256,7 +256,6 @@ class Task:
                 # The lease ended while the request was forwarded: it went out, and what became
                 # of it is recorded. Not "nothing was done": acting again under a new id could
                 # act twice. It is read with a new grant instead.
-                self._pin(operation_id, expected)
                 raise self._unknown(
                     operation_id, f"{error}; the request was forwarded and its outcome recorded: "
                     f"claim the task again and call outcome({operation_id!r}) on the new handle",
