@@ -74,11 +74,14 @@ struct DatabaseConfig {
   // statement_timeout, whichever is longer.
   ms call_timeout{10000};
   // Decisions waiting for a connection at the same moment share one
-  // SERIALIZABLE transaction and one commit, up to this many (1: never).
-  unsigned group_max = 32;
+  // SERIALIZABLE transaction and one commit, up to this many (1: never, the
+  // default: a transaction spanning many tasks makes serialization conflicts
+  // between tasks that share nothing, and they multiply when the machine is
+  // busy; docs/performance.md, issue #30).
+  unsigned group_max = 1;
   // Connections each I/O thread drives itself, for decisions that are one
-  // statement alone when no decision waits in the pool (0: none).
-  unsigned direct_connections = 2;
+  // statement alone (0: none).
+  unsigned direct_connections = 4;
   // The authority regression guard (docs/deployment.md): the file the
   // watermark is kept in across restarts ("": memory only, a restarted
   // gateway trusts the first primary it finds), and how often it is read again.

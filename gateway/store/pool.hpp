@@ -109,8 +109,8 @@ struct PoolOptions {
   // packet and never answer (a stalled proxy), which no TCP timeout sees.
   std::chrono::milliseconds call_timeout{10000};
   // Decisions waiting together share one transaction and one commit (one
-  // WAL flush) on a worker, up to this many; 1 turns sharing off.
-  unsigned group_max = 32;
+  // WAL flush) on a worker, up to this many; 1 (the default) turns sharing off.
+  unsigned group_max = 1;
   // Told when the database is lost (a connect failed) and regained.
   std::function<void(bool reachable, const std::string& detail)> on_reachability = nullptr;
 };
@@ -148,6 +148,8 @@ class Pool {
   void stop();
 
   std::size_t queued() const;
+  // Whether waiting decisions may share a transaction (group_max above 1).
+  bool shares_commits() const { return options_.group_max > 1; }
   // Jobs waiting in each lane.
   std::size_t queued(Lane lane) const;
   // Workers running a job now: connections in use.

@@ -36,8 +36,8 @@ TEST_CASE("config: a minimal config takes documented defaults") {
   CHECK(c.agents[0].tenants.count("tenant-a") == 1);
 }
 
-TEST_CASE("config: database.direct_connections defaults to 2 per I/O thread, 0 turns them off, at most 64") {
-  CHECK(parse_config(minimal().dump()).database.direct_connections == 2);
+TEST_CASE("config: database.direct_connections defaults to 4 per I/O thread, 0 turns them off, at most 64") {
+  CHECK(parse_config(minimal().dump()).database.direct_connections == 4);
   for (int n : {0, 1, 64}) {
     auto j = minimal();
     j["database"]["direct_connections"] = n;
@@ -47,6 +47,20 @@ TEST_CASE("config: database.direct_connections defaults to 2 per I/O thread, 0 t
     auto j = minimal();
     j["database"]["direct_connections"] = bad;
     CHECK(error_of(j).find("$.database.direct_connections") != std::string::npos);
+  }
+}
+
+TEST_CASE("config: database.group_max defaults to 1 (no shared transactions), 1 to 1024") {
+  CHECK(parse_config(minimal().dump()).database.group_max == 1);
+  for (int n : {1, 32, 1024}) {
+    auto j = minimal();
+    j["database"]["group_max"] = n;
+    CHECK(parse_config(j.dump()).database.group_max == static_cast<unsigned>(n));
+  }
+  for (const json& bad : {json(0), json(1025), json(-1), json("32")}) {
+    auto j = minimal();
+    j["database"]["group_max"] = bad;
+    CHECK(error_of(j).find("$.database.group_max") != std::string::npos);
   }
 }
 

@@ -23,8 +23,13 @@ using namespace gw::test;
 namespace {
 
 struct Rig {
-  explicit Rig(unsigned size = 1, std::size_t queue_limit = 4096)
-      : pool(PoolOptions{SessionOptions{db.url()}, size, queue_limit, std::chrono::milliseconds(60000)}),
+  // Sharing on (group_max 32) unless told: the shared-commit cases below need it.
+  explicit Rig(unsigned size = 1, std::size_t queue_limit = 4096, unsigned group_max = 32)
+      : pool(PoolOptions{.session = SessionOptions{db.url()},
+                         .size = size,
+                         .queue_limit = queue_limit,
+                         .queue_timeout = std::chrono::milliseconds(60000),
+                         .group_max = group_max}),
         database(pool, RetryPolicy{4, std::chrono::milliseconds(1), std::chrono::milliseconds(5)}) {}
 
   // Runs one coroutine to completion on a private I/O context.

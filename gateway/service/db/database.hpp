@@ -69,7 +69,8 @@ class Database {
 
   // decide_shared(), first tried as one statement alone on a connection
   // this I/O thread drives itself (service/db/direct_connections.hpp), when one is
-  // free and no decision is waiting in the pool to share a commit with.
+  // free and, if the pool shares commits, no decision is waiting there to
+  // share one with.
   // `ask()` makes the statement, a OneStatementDecision (store/prepared.hpp),
   // or an empty optional of it when it does not apply to this decision. The
   // pool makes the decision otherwise, `alone(session, tried)` told whether
@@ -81,7 +82,7 @@ class Database {
   asio::awaitable<R> decide_direct(MakeAsk ask, Alone alone, InTx in_tx, Lane lane = Lane::request) {
     co_return co_await retried<R>([&]() -> asio::awaitable<R> {
       bool tried = false;
-      if (direct_ && pool_.queued(lane) == 0)
+      if (direct_ && (!pool_.shares_commits() || pool_.queued(lane) == 0))
         if (auto connection = direct_->take(co_await asio::this_coro::executor)) {
           auto made = ask();
           if (auto* a = asked(made))
