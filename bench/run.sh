@@ -36,7 +36,7 @@
 # quick "8 64"), NAMES ("sequential random", quick "sequential"), FRESH_CLIENTS=64 and
 # NEIGHBOUR_CLIENTS=64 (agents of the fresh-database pair and of the pair beside the CPU-burning
 # neighbour), IDLE_CONNECTIONS (10000, quick 1000), POOL=16 gateway database connections,
-# DIRECT=2 connections per I/O thread for decisions made without a worker (database.direct_connections),
+# DIRECT=4 connections per I/O thread for decisions made without a worker (database.direct_connections),
 # GROUP (database.group_max; unset: the gateway's default),
 # IO_THREADS=2 (gateway io_threads = nginx worker_processes), PROVIDER_CONNECTIONS=64 (gateway's
 # upstream pool; nginx keeps 64 idle upstream connections per worker), ACCESS_LOG=1 (the
@@ -79,7 +79,7 @@ warmup=${WARMUP:-1}
 rounds=${ROUNDS:-$([ "$quick" = 1 ] && echo 2 || echo 3)}
 db_rounds=${DB_ROUNDS:-$([ "$quick" = 1 ] && echo 1 || echo 2)}
 pool=${POOL:-16}
-direct=${DIRECT:-2}
+direct=${DIRECT:-4}
 group=${GROUP:-}
 io_threads=${IO_THREADS:-2}
 provider_conns=${PROVIDER_CONNECTIONS:-64}
