@@ -53,7 +53,7 @@ FreshClaim AuthorityStore::fresh_claim(const TaskScope& scope, const std::string
                            manual = claim_fresh_sql(AuthorityClock(ClockSource::manual));
   FreshClaim ask{clock_.manual() ? Statement{"gw_claim_fresh_manual", manual.c_str()}
                                  : Statement{"gw_claim_fresh", wall.c_str()},
-                 lease_ms, clock_.high_water(), {}, pqxx::binarystring(std::string()), this};
+                 lease_ms, clock_.high_water(), {}, pqxx::binarystring(std::string()), &clock_};
   ask.token.identity.scope = scope;
   ask.token.identity.owner = owner;
   ask.token.secret = new_grant_secret();
@@ -62,9 +62,10 @@ FreshClaim AuthorityStore::fresh_claim(const TaskScope& scope, const std::string
 }
 
 template <class Row>
-std::optional<ClaimResult> AuthorityStore::answer(FreshClaim& ask, const Row& row) {
+std::optional<ClaimResult> FreshClaim::answer(const Row& row) {
+  auto& ask = *this;
   const auto now_ms = row[1].template as<std::int64_t>();
-  clock_.observe(now_ms);
+  clock->observe(now_ms);
   if (row[2].is_null()) return std::nullopt;
   // Inserted: nobody held the task, and the rules say so too. Sent alone it
   // is committed already: the exception means its token is never handed out.
@@ -79,8 +80,8 @@ std::optional<ClaimResult> AuthorityStore::answer(FreshClaim& ask, const Row& ro
   r.token = encode_grant_token(ask.token);
   return r;  // a new task's version is 0
 }
-template std::optional<ClaimResult> AuthorityStore::answer(FreshClaim&, const pqxx::row&);
-template std::optional<ClaimResult> AuthorityStore::answer(FreshClaim&, const PgRow&);
+template std::optional<ClaimResult> FreshClaim::answer(const pqxx::row&);
+template std::optional<ClaimResult> FreshClaim::answer(const PgRow&);
 
 std::optional<ClaimResult> FreshClaim::refused(const std::string& sqlstate) {
   if (sqlstate == sequence_exhausted) return ClaimResult{Code::epoch_exhausted, {}, 0, {}, 0};
@@ -90,7 +91,7 @@ std::optional<ClaimResult> FreshClaim::refused(const std::string& sqlstate) {
 std::optional<ClaimResult> AuthorityStore::claim_fresh(pqxx::transaction_base& t, const TaskScope& scope,
                                                        const std::string& owner, std::int64_t lease_ms) {
   auto ask = fresh_claim(scope, owner, lease_ms);
-  return answer(ask, exec_ask(t, ask).at(0));
+  return ask.answer(exec_ask(t, ask).at(0));
 }
 
 ClaimResult AuthorityStore::claim(Session& s, const TaskScope& scope, const std::string& owner,

@@ -40,8 +40,6 @@ struct TaskView {
   std::optional<std::string> unresolved_state;
 };
 
-class AuthorityStore;
-
 // The first claim of a task, as one statement sent alone (autocommit): the
 // grant is inserted without the task being read first. Its answer is
 // nullopt when the task exists (or its lease would end past the largest
@@ -53,13 +51,14 @@ struct FreshClaim {
   // Scope, owner and a new secret; realm and epoch come with the answer.
   GrantToken token;
   pqxx::binarystring secret_hash;
-  AuthorityStore* store = nullptr;
+  AuthorityClock* clock = nullptr;  // observes the authority time the answer carries
   auto args() const {
     const auto& id = token.identity;
     return std::tie(id.scope.tenant, id.scope.task, id.owner, secret_hash, lease_ms, high_water);
   }
   // What its one row (libpqxx's or store/pg_result.hpp's) means, and what
   // a failure with `sqlstate` answers instead (the epoch sequence ran out).
+  // Defined for both row types in authority_store.cpp.
   template <class Row>
   std::optional<ClaimResult> answer(const Row& row);
   static std::optional<ClaimResult> refused(const std::string& sqlstate);
@@ -95,8 +94,6 @@ class AuthorityStore {
 
   // The fresh claim as a statement to send alone.
   FreshClaim fresh_claim(const TaskScope& scope, const std::string& owner, std::int64_t lease_ms);
-  template <class Row>
-  std::optional<ClaimResult> answer(FreshClaim& ask, const Row& row);
 
  private:
   // The first claim of a task, inserted without reading it first; nullopt
@@ -106,11 +103,6 @@ class AuthorityStore {
                                          std::int64_t lease_ms);
   AuthorityClock& clock_;
 };
-
-template <class Row>
-std::optional<ClaimResult> FreshClaim::answer(const Row& row) {
-  return store->answer(*this, row);
-}
 
 // Runs a short READ COMMITTED statement batch with the same failure
 // mapping as decisions (AuthorityUnavailable, never a raw libpqxx error).

@@ -74,38 +74,85 @@ WITH op AS (UPDATE operations SET state = 'in_flight', attempts = attempts + 1, 
      l AS (UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2 AND EXISTS (SELECT 1 FROM op))
 SELECT attempts FROM op)"};
 
-// Only ever by primary key. A condition on `state` here lets the planner
-// pick the partial index operations_unresolved once statistics exist, and a
-// scan of it takes SERIALIZABLE predicate locks on every page that every
-// admission inserts into: measured, most admissions of other tasks then
-// failed serialization (bench/results.md). The snapshot checks the state.
-constexpr Statement outcome{"gw_outcome", R"(
-WITH o AS (UPDATE operations
-           SET state = $4, updated_ms = $5, committed_version = $6, response_status = $7,
-               response_headers = $8::jsonb, response_body = $9, response_sha256 = decode($10, 'hex'),
-               response_length = $11, held_reason = $16
-           WHERE tenant = $1 AND task = $2 AND op_id = $3),
-     a AS (UPDATE operation_attempts SET outcome = $4, outcome_ms = $5, upstream_status = $7, detail = $13
-           WHERE tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $12)
-UPDATE task_ledger SET version = $14, open_op = $15
-WHERE tenant = $1 AND task = $2
-RETURNING version)"};
+// The columns every statement that records an outcome sets, from its own
+// parameter numbers: the operation's `state` and `held` reason, its reply
+// from `reply` on (committed_version, response_status, _headers, _body,
+// _sha256 as hex, _length: six in a row), and the attempt's outcome with
+// the provider's `status` and the forwarder's `detail`; `now` is the time
+// expression the statement writes at.
+std::string param(int n) {
+  std::string p(1, '$');  // not "$" + to_string(n): GCC 12 warns of a false overlap (-Wrestrict)
+  p += std::to_string(n);
+  return p;
+}
 
-// outcome, for the rows an admission wrote (AdmittedRows): each found at its
-// address ($17, $18), so no index page is read. Returns the version and
-// whether the attempt row was still at its address.
-constexpr Statement outcome_at{"gw_outcome_at", R"(
-WITH o AS (UPDATE operations
-           SET state = $4, updated_ms = $5, committed_version = $6, response_status = $7,
-               response_headers = $8::jsonb, response_body = $9, response_sha256 = decode($10, 'hex'),
-               response_length = $11, held_reason = $16
-           WHERE ctid = $17::tid AND tenant = $1 AND task = $2 AND op_id = $3),
-     a AS (UPDATE operation_attempts SET outcome = $4, outcome_ms = $5, upstream_status = $7, detail = $13
-           WHERE ctid = $18::tid AND tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $12
+std::string operation_outcome_columns(int state, std::string_view now, int reply, int held) {
+  return "state = " + param(state) + ", updated_ms = " + std::string(now) + ", committed_version = " + param(reply) +
+         ", response_status = " + param(reply + 1) + ", response_headers = " + param(reply + 2) +
+         "::jsonb, response_body = " + param(reply + 3) + ", response_sha256 = decode(" + param(reply + 4) +
+         ", 'hex'), response_length = " + param(reply + 5) + ", held_reason = " + param(held);
+}
+
+std::string attempt_outcome_columns(int state, std::string_view now, int status, int detail) {
+  return "outcome = " + param(state) + ", outcome_ms = " + std::string(now) + ", upstream_status = " + param(status) +
+         ", detail = " + param(detail);
+}
+
+// Where an outcome write finds its operation and attempt rows: by primary
+// key, or at the addresses (ctid) its admission returned (AdmittedRows), a
+// TID scan that reads no index page.
+enum class RowsAt { key, address };
+
+// The outcome of an operation, its attempt and the ledger, once the caller
+// has decided it from a snapshot. Only ever by primary key or address: a
+// condition on `state` here lets the planner pick the partial index
+// operations_unresolved once statistics exist, and a scan of it takes
+// SERIALIZABLE predicate locks on every page that every admission inserts
+// into (measured: most admissions of other tasks then failed to serialize,
+// bench/results.md). The snapshot checks the state. Returns the version
+// written and whether the attempt row was found.
+std::string outcome_write_sql(RowsAt at) {
+  const bool by_address = at == RowsAt::address;
+  return R"(
+WITH o AS (UPDATE operations SET )" + operation_outcome_columns(4, "$5", 6, 16) + R"(
+           WHERE )" + (by_address ? "ctid = $17::tid AND " : "") + R"(tenant = $1 AND task = $2 AND op_id = $3),
+     a AS (UPDATE operation_attempts SET )" + attempt_outcome_columns(4, "$5", 7, 13) + R"(
+           WHERE )" +
+         (by_address ? "ctid = $18::tid AND " : "") + R"(tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $12
            RETURNING 1)
 UPDATE task_ledger SET version = $14, open_op = $15
 WHERE tenant = $1 AND task = $2
-RETURNING version, (SELECT count(*) FROM a))"};
+RETURNING version, (SELECT count(*) FROM a))";
+}
+
+// outcome_write_sql's statement and its arguments, by name.
+struct OutcomeWrite {
+  const OutcomeRecord& outcome;
+  const OutcomeColumns& columns;
+  std::int64_t now_ms = 0;
+  std::optional<std::int64_t> committed;  // the version a success committed
+  TaskLedger next;                        // the ledger once recorded
+
+  static Statement statement_for(RowsAt at) {
+    static const std::string by_key = outcome_write_sql(RowsAt::key), by_address = outcome_write_sql(RowsAt::address);
+    return at == RowsAt::key ? Statement{"gw_outcome", by_key.c_str()} : Statement{"gw_outcome_at", by_address.c_str()};
+  }
+  auto by_key() const {
+    const auto& c = columns;
+    return std::tie(outcome.scope.tenant, outcome.scope.task, outcome.operation_id, c.state, now_ms, committed,
+                    c.status, c.headers, c.body, c.sha, c.length, outcome.attempt, outcome.detail, next.version,
+                    next.open_operation, c.held);
+  }
+  // At the admitted rows' addresses when `at` is given, else by key.
+  pqxx::result exec(pqxx::transaction_base& tx, const AdmittedRows* at) const {
+    const auto run = [&](RowsAt where, const auto& args) {
+      const auto statement = statement_for(where);
+      return std::apply([&](const auto&... a) { return exec_prepared(tx, statement, a...); }, args);
+    };
+    if (!at) return run(RowsAt::key, by_key());
+    return run(RowsAt::address, std::tuple_cat(by_key(), std::tie(at->operation, at->attempt)));
+  }
+};
 
 // The forwarder's outcome for the rows its admission wrote, in one round
 // trip: the task is read with the operation at its address (snapshot_sql)
@@ -119,16 +166,13 @@ RETURNING version, (SELECT count(*) FROM a))"};
 std::string outcome_if_in_flight_sql(const AuthorityClock& clock) {
   return R"(
 WITH s AS ()" + snapshot_sql(clock, OperationRead::at_location) + R"(),
-     o AS (UPDATE operations
-           SET state = $6, updated_ms = s.now_ms, committed_version = $7, response_status = $8,
-               response_headers = $9::jsonb, response_body = $10, response_sha256 = decode($11, 'hex'),
-               response_length = $12, held_reason = $17
+     o AS (UPDATE operations SET )" + operation_outcome_columns(6, "s.now_ms", 7, 17) + R"(
            FROM s
            WHERE operations.ctid = $5::tid AND operations.tenant = $1 AND operations.task = $2
              AND operations.op_id = $3 AND s.state = 'in_flight' AND s.attempts = $13 AND s.version = $19
              AND s.open_op = $3 AND )" + std::string(serializable_guard) + R"(
            RETURNING s.now_ms),
-     a AS (UPDATE operation_attempts SET outcome = $6, outcome_ms = o.now_ms, upstream_status = $8, detail = $14
+     a AS (UPDATE operation_attempts SET )" + attempt_outcome_columns(6, "o.now_ms", 8, 14) + R"(
            FROM o
            WHERE operation_attempts.ctid = $18::tid AND tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $13
            RETURNING 1),
@@ -137,10 +181,12 @@ WITH s AS ()" + snapshot_sql(clock, OperationRead::at_location) + R"(),
 SELECT s.*, (SELECT version FROM l), (SELECT count(*) FROM a) FROM s)";
 }
 
-// The attempt's part of outcome, by key: its row moved since admission.
-constexpr Statement attempt_outcome{"gw_attempt_outcome", R"(
-UPDATE operation_attempts SET outcome = $4, outcome_ms = $5, upstream_status = $6, detail = $7
-WHERE tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $8)"};
+// The attempt's part of an outcome, by key: its row moved since admission.
+Statement attempt_outcome() {
+  static const std::string sql = "UPDATE operation_attempts SET " + attempt_outcome_columns(4, "$5", 6, 7) +
+                                 " WHERE tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $8";
+  return Statement{"gw_attempt_outcome", sql.c_str()};
+}
 
 // What else became known about an operation, beside the record that settled it.
 constexpr Statement evidence{"gw_late_evidence", R"(
@@ -234,13 +280,14 @@ NewAdmission LedgerStore::new_admission(const AdmissionRequest& rq) {
                       pqxx::binarystring(rq.fingerprint),
                       pqxx::binarystring(sha256(rq.token.secret)),
                       id.scope == rq.scope,
-                      this};
+                      &clock_};
 }
 
 template <class Row>
-std::optional<AdmissionResult> LedgerStore::answer(const NewAdmission& ask, const Row& row, TaskSnapshot& snap) {
+std::optional<AdmissionResult> NewAdmission::answer(const Row& row, TaskSnapshot& snap) const {
+  const auto& ask = *this;
   const auto& rq = ask.request;
-  snap = parse_snapshot(row, clock_);
+  snap = parse_snapshot(row, *clock);
   if (row[snapshot_columns].is_null()) return std::nullopt;
   // Inserted: the statement's conditions held, and the rules must agree.
   // Sent alone it is committed already: the exception means it is never
@@ -257,13 +304,13 @@ std::optional<AdmissionResult> LedgerStore::answer(const NewAdmission& ask, cons
                         row[snapshot_columns + 1].template as<std::string>(), snap.ledger.version};
   return r;
 }
-template std::optional<AdmissionResult> LedgerStore::answer(const NewAdmission&, const pqxx::row&, TaskSnapshot&);
-template std::optional<AdmissionResult> LedgerStore::answer(const NewAdmission&, const PgRow&, TaskSnapshot&);
+template std::optional<AdmissionResult> NewAdmission::answer(const pqxx::row&, TaskSnapshot&) const;
+template std::optional<AdmissionResult> NewAdmission::answer(const PgRow&, TaskSnapshot&) const;
 
 std::optional<AdmissionResult> LedgerStore::admit_if_new(pqxx::transaction_base& t, const AdmissionRequest& rq,
                                                          TaskSnapshot& snap) {
   const auto ask = new_admission(rq);
-  return answer(ask, exec_ask(t, ask).at(0), snap);
+  return ask.answer(exec_ask(t, ask).at(0), snap);
 }
 
 AdmissionResult LedgerStore::apply_admission(pqxx::dbtransaction& tx, const AdmissionRequest& rq, TaskSnapshot snap,
@@ -310,11 +357,10 @@ OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out, 
   if (out.rows && !at_rows_tried) {
     auto ask = outcome_at_rows(out, admitted_by);
     if (auto recorded = autocommit(s, [&](pqxx::transaction_base& t) -> std::optional<OutcomeResult> {
-          TaskSnapshot snap;
-          auto r = answer(ask, exec_ask(t, ask).at(0), snap);
+          auto r = ask.answer(exec_ask(t, ask).at(0));
           // Sent alone, the outcome is committed before this, and this
           // statement commits on its own.
-          if (r && ask.attempt_by_key) record_attempt_by_key(t, ask);
+          if (r && ask.unfinished()) ask.finish(t);
           return r;
         }))
       return *recorded;
@@ -333,15 +379,16 @@ OutcomeAtRows LedgerStore::outcome_at_rows(const OutcomeRecord& out, const Grant
                     apply_outcome(TaskLedger{out.rows->version, out.operation_id}, out.operation_id, out.state),
                     std::nullopt,
                     clock_.high_water(),
-                    this};
+                    &clock_};
   if (out.state == OperationState::succeeded) ask.committed = ask.next.version;
   return ask;
 }
 
 template <class Row>
-std::optional<OutcomeResult> LedgerStore::answer(OutcomeAtRows& ask, const Row& row, TaskSnapshot& snap) {
+std::optional<OutcomeResult> OutcomeAtRows::answer(const Row& row, TaskSnapshot& snap) {
+  auto& ask = *this;
   const auto& out = ask.outcome;
-  snap = parse_snapshot(row, clock_);
+  snap = parse_snapshot(row, *clock);
   if (row[snapshot_columns].is_null()) return std::nullopt;
   // Written: the statement's conditions held, and the rules must agree
   // (sent alone it is committed already, as a provider's reply it is true).
@@ -359,19 +406,17 @@ std::optional<OutcomeResult> LedgerStore::answer(OutcomeAtRows& ask, const Row& 
   r.version = row[snapshot_columns].template as<std::int64_t>();
   return r;
 }
-template std::optional<OutcomeResult> LedgerStore::answer(OutcomeAtRows&, const pqxx::row&, TaskSnapshot&);
-template std::optional<OutcomeResult> LedgerStore::answer(OutcomeAtRows&, const PgRow&, TaskSnapshot&);
+template std::optional<OutcomeResult> OutcomeAtRows::answer(const pqxx::row&, TaskSnapshot&);
+template std::optional<OutcomeResult> OutcomeAtRows::answer(const PgRow&, TaskSnapshot&);
 
-void LedgerStore::record_attempt_by_key(pqxx::transaction_base& t, const OutcomeAtRows& ask) {
-  const auto& out = ask.outcome;
-  const auto& c = ask.columns;
-  exec_prepared(t, attempt_outcome, out.scope.tenant, out.scope.task, out.operation_id, c.state, ask.now_ms, c.status,
-                out.detail, out.attempt);
+void OutcomeAtRows::finish(pqxx::transaction_base& t) const {
+  exec_prepared(t, attempt_outcome(), outcome.scope.tenant, outcome.scope.task, outcome.operation_id, columns.state,
+                now_ms, columns.status, outcome.detail, outcome.attempt);
 }
 
-void LedgerStore::record_attempt_by_key(Session& s, const OutcomeAtRows& ask) {
+void OutcomeAtRows::finish(Session& s) const {
   autocommit(s, [&](pqxx::transaction_base& t) {
-    record_attempt_by_key(t, ask);
+    finish(t);
     return true;
   });
 }
@@ -384,8 +429,8 @@ OutcomeResult LedgerStore::record_outcome(pqxx::dbtransaction& tx, const Outcome
   TaskSnapshot snap;
   if (out.rows) {
     ask.emplace(outcome_at_rows(out, admitted_by));
-    if (auto recorded = answer(*ask, exec_ask(tx, *ask).at(0), snap)) {
-      if (ask->attempt_by_key) record_attempt_by_key(tx, *ask);
+    if (auto recorded = ask->answer(exec_ask(tx, *ask).at(0), snap)) {
+      if (ask->unfinished()) ask->finish(tx);
       return *recorded;
     }
   }
@@ -411,19 +456,16 @@ OutcomeResult LedgerStore::record_outcome(pqxx::dbtransaction& tx, const Outcome
   }
   if (op.state == OperationState::unknown)
     keep_evidence("the forwarder's own reply, after the sweep: " + out.detail);
-  auto next = apply_outcome(snap.ledger, out.operation_id, out.state);
-  std::optional<std::int64_t> committed;
-  if (out.state == OperationState::succeeded) committed = next.version;
-  const auto rows =
-      at_rows ? exec_prepared(tx, outcome_at, out.scope.tenant, out.scope.task, out.operation_id, c.state,
-                              snap.now_ms, committed, c.status, c.headers, c.body, c.sha, c.length, out.attempt,
-                              out.detail, next.version, next.open_operation, c.held, out.rows->operation,
-                              out.rows->attempt)
-              : exec_prepared(tx, outcome, out.scope.tenant, out.scope.task, out.operation_id, c.state, snap.now_ms,
-                              committed, c.status, c.headers, c.body, c.sha, c.length, out.attempt, out.detail,
-                              next.version, next.open_operation, c.held);
+  const auto next = apply_outcome(snap.ledger, out.operation_id, out.state);
+  const OutcomeWrite write{
+      .outcome = out,
+      .columns = c,
+      .now_ms = snap.now_ms,
+      .committed = out.state == OperationState::succeeded ? std::optional<std::int64_t>(next.version) : std::nullopt,
+      .next = next};
+  const auto rows = write.exec(tx, at_rows ? &*out.rows : nullptr);
   if (at_rows && rows.size() == 1 && rows[0][1].as<std::int64_t>() == 0)
-    exec_prepared(tx, attempt_outcome, out.scope.tenant, out.scope.task, out.operation_id, c.state, snap.now_ms,
+    exec_prepared(tx, attempt_outcome(), out.scope.tenant, out.scope.task, out.operation_id, c.state, snap.now_ms,
                   c.status, out.detail, out.attempt);
   r.recorded = rows.size() == 1;
   if (r.recorded) r.version = rows[0][0].as<std::int64_t>();

@@ -113,8 +113,6 @@ struct OutcomeColumns {
   }
 };
 
-class LedgerStore;
-
 // The usual admission, a new key under the task's current grant, as one
 // statement sent alone (autocommit) that reads the task and inserts the
 // operation. Its answer is nullopt when it inserted nothing (the key
@@ -126,16 +124,23 @@ struct NewAdmission {
   std::int64_t high_water = 0;
   pqxx::binarystring fingerprint, secret_hash;
   bool names_task = false;  // the grant names this task
-  LedgerStore* store = nullptr;
+  AuthorityClock* clock = nullptr;  // observes the authority time the answer carries
   auto args() const {
     const auto& id = request.token.identity;
     return std::tie(request.scope.tenant, request.scope.task, request.operation_id, high_water, fingerprint,
                     request.method, request.provider, request.target, request.expected_version, upstream_key,
                     id.realm, id.owner, id.epoch, request.forward_budget_ms, secret_hash, names_task);
   }
-  // What its one row (libpqxx's or store/pg_result.hpp's) means.
+  // What its one row (libpqxx's or store/pg_result.hpp's) means, with the
+  // task as read kept in `snap` for the full decision that may follow.
+  // Defined for both row types in ledger_store.cpp.
   template <class Row>
-  std::optional<AdmissionResult> answer(const Row& row);
+  std::optional<AdmissionResult> answer(const Row& row, TaskSnapshot& snap) const;
+  template <class Row>
+  std::optional<AdmissionResult> answer(const Row& row) const {
+    TaskSnapshot snap;
+    return answer(row, snap);
+  }
   static std::optional<AdmissionResult> refused(const std::string&) { return std::nullopt; }
 };
 static_assert(OneStatementDecision<NewAdmission, pqxx::row>);
@@ -145,8 +150,8 @@ static_assert(OneStatementDecision<NewAdmission, pqxx::row>);
 // writes the outcome only if that attempt is still the one in flight. Its
 // answer is nullopt when it wrote nothing: the outcome is then recorded in
 // a transaction, from a fresh read. When the attempt row alone had moved
-// since admission, `attempt_by_key` says its row is still to be written
-// (LedgerStore::record_attempt_by_key), by key.
+// since admission, `attempt_by_key` says its row is still to be written, by
+// key (`finish`).
 struct OutcomeAtRows {
   Statement statement;
   const OutcomeRecord& outcome;
@@ -155,7 +160,7 @@ struct OutcomeAtRows {
   TaskLedger next;  // the ledger once recorded
   std::optional<std::int64_t> committed;
   std::int64_t high_water = 0;
-  LedgerStore* store = nullptr;
+  AuthorityClock* clock = nullptr;  // observes the authority time the answer carries
   bool attempt_by_key = false;
   std::int64_t now_ms = 0;  // authority time the statement wrote at
   auto args() const {
@@ -165,12 +170,20 @@ struct OutcomeAtRows {
                     c.state, committed, c.status, c.headers, c.body, c.sha, c.length, outcome.attempt,
                     outcome.detail, next.version, next.open_operation, c.held, rows.attempt, rows.version);
   }
+  // Defined for both row types in ledger_store.cpp.
   template <class Row>
-  std::optional<OutcomeResult> answer(const Row& row);
+  std::optional<OutcomeResult> answer(const Row& row, TaskSnapshot& snap);
+  template <class Row>
+  std::optional<OutcomeResult> answer(const Row& row) {
+    TaskSnapshot snap;
+    return answer(row, snap);
+  }
   static std::optional<OutcomeResult> refused(const std::string&) { return std::nullopt; }
-  // What is left to write after the answer, on a worker (rare).
+  // What is left to write after the answer (rare): on a worker, committed
+  // on its own, or inside the transaction the statement ran in.
   bool unfinished() const { return attempt_by_key; }
-  void finish(Session& s);
+  void finish(Session& s) const;
+  void finish(pqxx::transaction_base& t) const;
 };
 static_assert(OneStatementDecision<OutcomeAtRows, pqxx::row> && LeavesAWrite<OutcomeAtRows, Session>);
 
@@ -182,7 +195,7 @@ class LedgerStore {
   // A refusal (Admission::reject) is also recorded in the rejection audit
   // (store/rejection_store.hpp), in the same transaction.
   // Each decision alone (its own SERIALIZABLE transaction), or inside one
-  // the caller opened and commits (Database::decide_shared).
+  // the caller opened and commits (a shared transaction, database.group_max).
   // `new_tried`: NewAdmission was already sent alone and answered nullopt
   // (service/db/database.hpp, decide_direct), so only the full admission is left.
   AdmissionResult admit(Session& s, const AdmissionRequest& request, bool new_tried = false);
@@ -199,18 +212,9 @@ class LedgerStore {
   // LOCKED). READ COMMITTED: it never takes SERIALIZABLE predicate locks.
   std::vector<SweptOperation> sweep_abandoned(Session& s, unsigned limit);
 
-  // The usual admission as a statement to send alone, and what its row
-  // means (with the task as read, for the full decision that may follow).
+  // The usual admission, and the usual outcome, as statements to send alone.
   NewAdmission new_admission(const AdmissionRequest& request);
-  template <class Row>
-  std::optional<AdmissionResult> answer(const NewAdmission& ask, const Row& row, TaskSnapshot& snap);
-  // The usual outcome as a statement to send alone, what its row means,
-  // and the attempt row written by key when it had moved.
   OutcomeAtRows outcome_at_rows(const OutcomeRecord& outcome, const GrantToken& admitted_by);
-  template <class Row>
-  std::optional<OutcomeResult> answer(OutcomeAtRows& ask, const Row& row, TaskSnapshot& snap);
-  void record_attempt_by_key(pqxx::transaction_base& t, const OutcomeAtRows& ask);
-  void record_attempt_by_key(Session& s, const OutcomeAtRows& ask);
 
  private:
   // Writes what `decision` (made on `snap`) says: the rejection row, the
@@ -224,19 +228,5 @@ class LedgerStore {
                                               TaskSnapshot& snap);
   AuthorityClock& clock_;
 };
-
-template <class Row>
-std::optional<OutcomeResult> OutcomeAtRows::answer(const Row& row) {
-  TaskSnapshot snap;
-  return store->answer(*this, row, snap);
-}
-
-inline void OutcomeAtRows::finish(Session& s) { store->record_attempt_by_key(s, *this); }
-
-template <class Row>
-std::optional<AdmissionResult> NewAdmission::answer(const Row& row) {
-  TaskSnapshot snap;
-  return store->answer(*this, row, snap);
-}
 
 }  // namespace gw
