@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 using namespace gw;
 using nlohmann::json;
@@ -36,31 +37,34 @@ TEST_CASE("config: a minimal config takes documented defaults") {
   CHECK(c.agents[0].tenants.count("tenant-a") == 1);
 }
 
-TEST_CASE("config: database.direct_connections defaults to 4 per I/O thread, 0 turns them off, at most 64") {
-  CHECK(parse_config(minimal().dump()).database.direct_connections == 4);
-  for (int n : {0, 1, 64}) {
-    auto j = minimal();
-    j["database"]["direct_connections"] = n;
-    CHECK(parse_config(j.dump()).database.direct_connections == static_cast<unsigned>(n));
-  }
-  for (const json& bad : {json(-1), json(65), json(1.5), json("2"), json(true)}) {
-    auto j = minimal();
-    j["database"]["direct_connections"] = bad;
-    CHECK(error_of(j).find("$.database.direct_connections") != std::string::npos);
-  }
-}
+// A database count: its default, values taken as given, values refused at its JSON path.
+struct DatabaseCount {
+  const char* field;
+  unsigned DatabaseConfig::*member;
+  unsigned by_default;
+  std::vector<int> taken;
+  std::vector<json> refused;
+};
 
-TEST_CASE("config: database.group_max defaults to 1 (no shared transactions), 1 to 1024") {
-  CHECK(parse_config(minimal().dump()).database.group_max == 1);
-  for (int n : {1, 32, 1024}) {
-    auto j = minimal();
-    j["database"]["group_max"] = n;
-    CHECK(parse_config(j.dump()).database.group_max == static_cast<unsigned>(n));
-  }
-  for (const json& bad : {json(0), json(1025), json(-1), json("32")}) {
-    auto j = minimal();
-    j["database"]["group_max"] = bad;
-    CHECK(error_of(j).find("$.database.group_max") != std::string::npos);
+TEST_CASE("config: database.direct_connections (4 per I/O thread, 0 turns them off) and group_max (1: no shared transactions)") {
+  const DatabaseCount counts[] = {
+      {"direct_connections", &DatabaseConfig::direct_connections, 4, {0, 1, 64},
+       {json(-1), json(65), json(1.5), json("2"), json(true)}},
+      {"group_max", &DatabaseConfig::group_max, 1, {1, 32, 1024}, {json(0), json(1025), json(-1), json("32")}},
+  };
+  for (const auto& count : counts) {
+    CAPTURE(count.field);
+    CHECK(parse_config(minimal().dump()).database.*count.member == count.by_default);
+    for (int n : count.taken) {
+      auto j = minimal();
+      j["database"][count.field] = n;
+      CHECK(parse_config(j.dump()).database.*count.member == static_cast<unsigned>(n));
+    }
+    for (const json& bad : count.refused) {
+      auto j = minimal();
+      j["database"][count.field] = bad;
+      CHECK(error_of(j).find(std::string("$.database.") + count.field) != std::string::npos);
+    }
   }
 }
 
