@@ -1,3 +1,4 @@
+#include "service/api/app.hpp"
 #include "service/api/path.hpp"
 #include "service/api/route_table.hpp"
 
@@ -32,16 +33,16 @@ bool overlap(const RouteSpec& a, const RouteSpec& b) {
   return shorter.rest;
 }
 
-const RouteSpec* route_of(std::string_view target) {
+const App::Route* route_of(std::string_view target) {
   auto split = split_target(target);
   REQUIRE(split);
-  return match_route(split->segments);
+  return App::match_route(split->segments);
 }
 
 }  // namespace
 
 TEST_CASE("route table: no two templates match the same path, so the order cannot matter") {
-  const auto table = route_table();
+  const auto table = App::routes();
   for (std::size_t i = 0; i < table.size(); ++i)
     for (std::size_t j = i + 1; j < table.size(); ++j) {
       CAPTURE(table[i].path);
@@ -51,11 +52,11 @@ TEST_CASE("route table: no two templates match the same path, so the order canno
 }
 
 TEST_CASE("route table: each template matches its own paths") {
-  for (const auto& route : route_table()) {
+  for (const auto& route : App::routes()) {
     CAPTURE(route.path);
     std::vector<std::string> segments;
     for (auto part : parts(route.path)) segments.emplace_back(parameter(part) ? "x" : part);
-    CHECK(match_route(segments) == &route);
+    CHECK(App::match_route(segments) == &route);
     segments.emplace_back("more");
     CHECK(matches(route, segments) == route.rest);
   }
@@ -122,12 +123,12 @@ TEST_CASE("route table: the gated routes and the route that takes any method") {
   CHECK(route_of("/v1/admin/clock")->gate == RouteGate::manual_clock);
   CHECK(route_of("/v1/admin/operations/t/k/op/reconcile")->gate == RouteGate::providers);
   CHECK(route_of("/v1/tenants/t/tasks/k/providers/p/x")->method.empty());
-  for (const auto& route : route_table())
-    if (route.id != RouteId::proxy) CHECK_FALSE(route.method.empty());
+  for (const auto& route : App::routes())
+    if (route.name != "proxy") CHECK_FALSE(route.method.empty());
 }
 
 TEST_CASE("route table: every route names who may call it, and the admin and tenant paths are never open") {
-  for (const auto& route : route_table()) {
+  for (const auto& route : App::routes()) {
     CAPTURE(route.path);
     const std::string_view path = route.path;
     if (path.starts_with("/v1/admin/")) {
@@ -135,7 +136,7 @@ TEST_CASE("route table: every route names who may call it, and the admin and ten
     } else if (path.starts_with("/v1/tenants/")) {
       // Only the diagnostic view is also an operator's; every other tenant
       // route is the tenant's agents' alone.
-      CHECK(route.audience == (route.id == RouteId::task ? Audience::agent_or_operator : Audience::agent));
+      CHECK(route.audience == (route.name == "task" ? Audience::agent_or_operator : Audience::agent));
     } else if (path.starts_with("/v1/webhooks/")) {
       CHECK(route.audience == Audience::provider);
     } else {

@@ -154,49 +154,35 @@ std::optional<http::Response> App::screen(const http::Request& head) {
   return refusal;
 }
 
-std::optional<App::Route> App::route_for(const std::vector<std::string>& s) const {
-  const RouteSpec* spec = match_route(s);
-  if (!spec) return std::nullopt;
+const App::Route* App::match_route(const std::vector<std::string>& segments) {
+  // Split once: every request is matched against the whole table.
+  static const auto parts = [] {
+    std::vector<std::vector<std::string_view>> out;
+    for (const auto& route : routes()) out.push_back(template_parts(route));
+    return out;
+  }();
+  const auto table = routes();
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (matches_parts(parts[i], table[i].rest, segments)) return &table[i];
+  return nullptr;
+}
+
+const App::Route* App::route_for(const std::vector<std::string>& s) const {
+  const Route* route = match_route(s);
+  if (!route) return nullptr;
   // A gated route does not exist at all without its feature: 404, not 405.
-  if (spec->gate == RouteGate::manual_clock && !deps_.authority.clock().manual()) return std::nullopt;
-  if (spec->gate == RouteGate::providers && !reconciler_) return std::nullopt;
-  Handler handler = nullptr;
-  // No default: a route added to the table without a handler does not compile (-Wswitch).
-  switch (spec->id) {
-    case RouteId::healthz: handler = &App::healthz; break;
-    case RouteId::readyz: handler = &App::readyz; break;
-    case RouteId::metrics: handler = &App::metrics; break;
-    case RouteId::openapi: handler = &App::openapi; break;
-    case RouteId::ui_page:
-    case RouteId::ui_script:
-    case RouteId::ui_style: handler = &App::ui_asset; break;
-    case RouteId::claim: handler = &App::claim; break;
-    case RouteId::renew: handler = &App::renew; break;
-    case RouteId::release: handler = &App::release; break;
-    case RouteId::task: handler = &App::task_view; break;
-    case RouteId::operation: handler = &App::operation_receipt; break;
-    case RouteId::proxy: handler = &App::proxy; break;
-    case RouteId::webhook: handler = &App::webhook; break;
-    case RouteId::admin_held: handler = &App::held_operations; break;
-    case RouteId::admin_rejections: handler = &App::rejections; break;
-    case RouteId::admin_webhooks: handler = &App::unmatched_webhooks; break;
-    case RouteId::admin_rotate_realm: handler = &App::rotate_realm; break;
-    case RouteId::admin_revoke: handler = &App::revoke_task; break;
-    case RouteId::admin_operation: handler = &App::operation_detail; break;
-    case RouteId::admin_resolve: handler = &App::resolve_operation; break;
-    case RouteId::admin_reconcile: handler = &App::reconcile_operation; break;
-    case RouteId::admin_clock: handler = &App::set_clock; break;
-  }
-  return Route{spec, handler};
+  if (route->gate == RouteGate::manual_clock && !deps_.authority.clock().manual()) return nullptr;
+  if (route->gate == RouteGate::providers && !reconciler_) return nullptr;
+  return route;
 }
 
 App::Handler App::admit(Call& call) {
   auto target = split_target(call.request.target);
   if (!target) throw Refusal(Code::invalid_request, "request target is not a valid origin-form path");
   call.target = std::move(*target);
-  const auto route = route_for(call.target.segments);
+  const Route* route = route_for(call.target.segments);
   if (!route) throw no_such_route();
-  const RouteSpec& spec = *route->spec;
+  const Route& spec = *route;
   call.route = spec.name;
   if (!spec.method.empty() && call.request.method != spec.method) {
     Refusal wrong_method(Code::method_not_allowed, "use " + std::string(spec.method) + " here");
@@ -221,7 +207,7 @@ App::Handler App::admit(Call& call) {
   return route->handler;
 }
 
-void App::authorize(Call& call, const RouteSpec& route) {
+void App::authorize(Call& call, const Route& route) {
   switch (route.audience) {
     case Audience::anyone:
     case Audience::provider:  // the webhook's signature is its credential
@@ -237,7 +223,7 @@ void App::authorize(Call& call, const RouteSpec& route) {
       call.scope = task_scope(call);
       if (route.audience == Audience::agent || principal.kind == Principal::Kind::agent)
         require_agent_for(principal, call.scope->tenant);
-      if (route.id == RouteId::proxy) choose_provider(call);
+      if (route.handler == &App::proxy) choose_provider(call);
       return;
     }
   }

@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 
 namespace gw {
 
@@ -102,11 +103,21 @@ class App {
     std::string error;  // why an authority_unavailable or internal_error, for the log only
   };
   using Reply = asio::awaitable<http::Response>;
+  using Handler = Reply (App::*)(Call&);
+
+  // A route: what it is (service/api/route_table.hpp) and the member that serves it.
+  struct Route : RouteSpec {
+    Handler handler;
+  };
+  // Every route, in one table (service/api/routes.cpp).
+  static std::span<const Route> routes();
+  // The table's route for these decoded path segments, whatever the method
+  // and gate; null when none matches.
+  static const Route* match_route(const std::vector<std::string>& segments);
 
   struct PendingOutcome;
 
  private:
-  using Handler = Reply (App::*)(Call&);
   // The screening every request passes, once, from its head alone (handle()
   // and screen() both): the route and its method, who may call it (the
   // route's Audience: token, kind of token, the agent's tenant binding), and
@@ -115,13 +126,8 @@ class App {
   // provider set; throws a Refusal otherwise. Not a coroutine: the
   // handler's own is the only frame a request adds here.
   Handler admit(Call& call);
-  struct Route {
-    const RouteSpec* spec;
-    Handler handler;
-  };
-  // The route of service/api/route_table.hpp for these segments, with its handler;
-  // nullopt also for a gated route this gateway does not serve.
-  std::optional<Route> route_for(const std::vector<std::string>& segments) const;
+  // match_route, and null also for a gated route this gateway does not serve.
+  const Route* route_for(const std::vector<std::string>& segments) const;
 
   // The database, with the time spent added to the call's db_time.
   TimedDatabase db(Call& call) { return TimedDatabase(deps_.database, call.db_time); }
@@ -131,7 +137,7 @@ class App {
   void log_request(const Call& call, const http::Response& reply, std::chrono::nanoseconds took) const;
 
   // admit()'s parts: the caller against the route's audience, and the proxy's provider.
-  void authorize(Call& call, const RouteSpec& route);
+  void authorize(Call& call, const Route& route);
   void choose_provider(Call& call);
   const Principal& require_principal(Call& call);
   static void require_agent_for(const Principal& principal, const std::string& tenant);

@@ -1,41 +1,14 @@
-// Every route the gateway serves, as data: path template and method.
-// App::route_for matches requests against this table and nothing else, so the
-// OpenAPI document (docs/openapi.json) is checked against the very list the
-// router uses (tests/http/openapi_tests.cpp).
+// What a route is, as data: path template, method, audience, gate. The table
+// itself, each entry with the member of App that serves it, is App::routes()
+// (service/api/routes.cpp); the OpenAPI document (docs/openapi.json) is checked
+// against that very list (tests/http/openapi_tests.cpp).
 #pragma once
 
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace gw {
-
-enum class RouteId {
-  healthz,
-  readyz,
-  metrics,
-  openapi,
-  ui_page,
-  ui_script,
-  ui_style,
-  claim,
-  renew,
-  release,
-  task,
-  operation,
-  proxy,
-  webhook,
-  admin_held,
-  admin_rejections,
-  admin_webhooks,
-  admin_rotate_realm,
-  admin_revoke,
-  admin_operation,
-  admin_resolve,
-  admin_reconcile,
-  admin_clock,
-};
 
 // Routes that exist only in some gateways; elsewhere their path is 404.
 enum class RouteGate {
@@ -56,7 +29,6 @@ enum class Audience {
 };
 
 struct RouteSpec {
-  RouteId id;
   std::string_view name;    // the route label in metrics and logs
   std::string_view method;  // empty: any method (the handler decides)
   // An OpenAPI path template: literal segments and {parameters}, one
@@ -74,13 +46,13 @@ struct RouteSpec {
   bool scope_in_query = false;
 };
 
-// No two templates match the same path, so the order does not matter.
-std::span<const RouteSpec> route_table();
+// A template's segments, split once per table: an empty one is a {parameter}.
+std::vector<std::string_view> template_parts(const RouteSpec& route);
+
+// Whether a template's parts (template_parts) match these decoded path segments.
+bool matches_parts(const std::vector<std::string_view>& parts, bool rest, const std::vector<std::string>& segments);
 
 // Whether the route's template matches these decoded path segments.
 bool matches(const RouteSpec& route, const std::vector<std::string>& segments);
-
-// The table's route for these segments, whatever the method and gate.
-const RouteSpec* match_route(const std::vector<std::string>& segments);
 
 }  // namespace gw
