@@ -420,8 +420,8 @@ WebhookConfig parse_webhooks(const json& j, const std::string& path) {
 
 // listen.tls: the fields first (an unknown one is refused), then the files,
 // loaded as the listener will load them, so a bad file stops the start.
-http::TlsFiles parse_listen_tls(const json& j, const std::string& path) {
-  http::TlsFiles t;
+tls::TlsFiles parse_listen_tls(const json& j, const std::string& path) {
+  tls::TlsFiles t;
   {
     Object o(j, path);
     o.string("cert_file", t.cert_file, true);
@@ -432,11 +432,11 @@ http::TlsFiles parse_listen_tls(const json& j, const std::string& path) {
     std::string min = "1.2";
     o.string("min_version", min);
     if (min == "1.3")
-      t.min_version = http::TlsVersion::v1_3;
+      t.min_version = tls::TlsVersion::v1_3;
     else if (min != "1.2")
       fail(o.at("min_version"), "must be \"1.2\" or \"1.3\"");
   }
-  auto loaded = http::make_server_tls_context(t);
+  auto loaded = tls::make_server_tls_context(t);
   if (!loaded.context) fail(path + "." + loaded.field, loaded.error);
   return t;
 }

@@ -9,7 +9,7 @@
 #include "core/retention.hpp"
 #include "core/secret_scan.hpp"
 #include "core/webhook_match.hpp"
-#include "http/tls_context.hpp"
+#include "tls/server_context.hpp"
 
 #include <chrono>
 #include <map>
@@ -48,7 +48,7 @@ struct ListenConfig {
   std::uint16_t port = 8080;
   // HTTPS when set. The files are loaded at config time, at start and on
   // each reload (SIGHUP); the paths themselves never change while running.
-  std::optional<http::TlsFiles> tls;
+  std::optional<tls::TlsFiles> tls;
 };
 
 struct DatabaseConfig {

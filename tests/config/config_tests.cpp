@@ -799,15 +799,15 @@ TEST_CASE("config: listen.tls loads its files at config time and takes documente
   CHECK(c.listen.tls->cert_file == server.cert);
   CHECK(c.listen.tls->key_file == server.key);
   CHECK_FALSE(c.listen.tls->client_ca_file);
-  CHECK(c.listen.tls->min_version == http::TlsVersion::v1_2);
+  CHECK(c.listen.tls->min_version == tls::TlsVersion::v1_2);
 
   j["listen"]["tls"]["client_ca_file"] = ca.cert;
   j["listen"]["tls"]["min_version"] = "1.3";
   c = parse_config(j.dump());
   CHECK(c.listen.tls->client_ca_file == ca.cert);
-  CHECK(c.listen.tls->min_version == http::TlsVersion::v1_3);
+  CHECK(c.listen.tls->min_version == tls::TlsVersion::v1_3);
   j["listen"]["tls"]["min_version"] = "1.2";
-  CHECK(parse_config(j.dump()).listen.tls->min_version == http::TlsVersion::v1_2);
+  CHECK(parse_config(j.dump()).listen.tls->min_version == tls::TlsVersion::v1_2);
 }
 
 TEST_CASE("config: a bad listen.tls field or file stops the load with its path") {

@@ -1,7 +1,7 @@
 #include "service/runtime/runtime.hpp"
 
 #include "http/server.hpp"
-#include "http/tls_context.hpp"
+#include "tls/server_context.hpp"
 #include "service/ops/allocator.hpp"
 #include "service/api/app.hpp"
 #include "service/ops/build_info.hpp"
@@ -341,7 +341,7 @@ std::uint16_t Runtime::start() {
   // anything else starts.
   std::shared_ptr<asio::ssl::context> tls;
   if (const auto& files = m.config.listen.tls) {
-    auto loaded = http::make_server_tls_context(*files);
+    auto loaded = tls::make_server_tls_context(*files);
     if (!loaded.context) throw ConfigError("$.listen.tls." + loaded.field + ": " + loaded.error);
     tls = std::move(loaded.context);
     log_event("tls_loaded", {{"certificate", loaded.certificate}});
@@ -435,7 +435,7 @@ TlsReload Runtime::reload_tls() {
   const auto& tls = m.config.listen.tls;
   if (!tls) return {false, "listen.tls is not configured: nothing to reload"};
   if (!m.server) return {false, "the gateway is not running"};
-  auto loaded = http::make_server_tls_context(*tls);
+  auto loaded = tls::make_server_tls_context(*tls);
   if (!loaded.context) {
     TlsReload failed{false, "listen.tls." + loaded.field + ": " + loaded.error};
     log_event(LogLevel::error, "tls_reload_failed", {{"reason", failed.error}});

@@ -1,5 +1,5 @@
 // TLS server context construction (see tls_context.hpp).
-#include "http/tls_context.hpp"
+#include "tls/server_context.hpp"
 
 #include <boost/asio/ssl/context.hpp>
 
@@ -12,7 +12,7 @@
 
 #include <fstream>
 
-namespace gw::http {
+namespace gw::tls {
 
 namespace {
 
@@ -121,4 +121,4 @@ TlsContextResult make_server_tls_context(const TlsFiles& files) {
   return r;
 }
 
-}  // namespace gw::http
+}  // namespace gw::tls

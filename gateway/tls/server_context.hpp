@@ -1,7 +1,9 @@
 // The listener's TLS server context: the certificate chain and its key,
 // optionally the CA that every client certificate must chain to (mutual
 // TLS), TLS 1.2 or 1.3 at least, no compression, no renegotiation. Built at
-// config load (to refuse bad files early), at start, and on each reload.
+// config load (to refuse bad files early), at start, and on each reload. A
+// library of its own (OpenSSL through Asio's ssl::context), so that the
+// config depends on it and not on the HTTP server's folder.
 #pragma once
 
 #include <memory>
@@ -12,7 +14,7 @@ namespace boost::asio::ssl {
 class context;
 }
 
-namespace gw::http {
+namespace gw::tls {
 
 enum class TlsVersion { v1_2, v1_3 };
 
@@ -37,4 +39,4 @@ struct TlsContextResult {
 // Reads every file now; nothing is read again later.
 TlsContextResult make_server_tls_context(const TlsFiles& files);
 
-}  // namespace gw::http
+}  // namespace gw::tls
