@@ -15,10 +15,10 @@ namespace gw::upstream::detail {
 
 namespace net = boost::asio;
 using error_code = boost::system::error_code;
-using io_executor = net::io_context::executor_type;
-using socket_type = net::basic_stream_socket<net::ip::tcp, io_executor>;
-using resolver_type = net::ip::basic_resolver<net::ip::tcp, io_executor>;
-using timer_type = net::basic_waitable_timer<std::chrono::steady_clock,
-                                             net::wait_traits<std::chrono::steady_clock>, io_executor>;
+using IoExecutor = net::io_context::executor_type;
+using TcpSocket = net::basic_stream_socket<net::ip::tcp, IoExecutor>;
+using Resolver = net::ip::basic_resolver<net::ip::tcp, IoExecutor>;
+using Timer = net::basic_waitable_timer<std::chrono::steady_clock,
+                                             net::wait_traits<std::chrono::steady_clock>, IoExecutor>;
 
 }  // namespace gw::upstream::detail

@@ -12,38 +12,38 @@
 namespace gw::upstream {
 namespace detail {
 
-class client_state {
+class ClientState {
  public:
-  explicit client_state(net::io_context& io) : io_(io) {}
+  explicit ClientState(net::io_context& io) : io_(io) {}
 
   // Pools are keyed by name, host, port and TLS.
-  struct keyed_pool {
+  struct KeyedPool {
     std::string name, host, port;
     bool tls;
-    std::shared_ptr<detail::pool> shared;
+    std::shared_ptr<detail::ConnectionPool> shared;
     bool serves(const Endpoint& e) const { return tls == e.tls && name == e.name && host == e.host && port == e.port; }
   };
 
   // The endpoint's pool, made now if there is none yet; null once shut down.
-  std::shared_ptr<pool> pool_for(const Endpoint& endpoint) {
+  std::shared_ptr<ConnectionPool> pool_for(const Endpoint& endpoint) {
     std::lock_guard lock(mutex_);
     if (stopped_) return nullptr;
     for (const auto& p : pools_)
       if (p.serves(endpoint)) return p.shared;
-    auto made = std::make_shared<pool>(io_, endpoint);
+    auto made = std::make_shared<ConnectionPool>(io_, endpoint);
     pools_.push_back({endpoint.name, endpoint.host, endpoint.port, endpoint.tls, made});
     return made;
   }
 
   net::io_context& io_;
   std::mutex mutex_;
-  std::vector<keyed_pool> pools_;  // guarded by mutex_
+  std::vector<KeyedPool> pools_;  // guarded by mutex_
   bool stopped_ = false;           // guarded by mutex_
 };
 
 }  // namespace detail
 
-Client::Client(boost::asio::io_context& io) : state_(std::make_unique<detail::client_state>(io)) {}
+Client::Client(boost::asio::io_context& io) : state_(std::make_unique<detail::ClientState>(io)) {}
 
 Client::~Client() { shutdown(); }
 
@@ -66,7 +66,7 @@ void Client::update(const Endpoint& endpoint) {
 }
 
 void Client::shutdown() {
-  std::vector<detail::client_state::keyed_pool> pools;
+  std::vector<detail::ClientState::KeyedPool> pools;
   {
     std::lock_guard lock(state_->mutex_);
     state_->stopped_ = true;

@@ -92,7 +92,7 @@ struct Result {
 };
 
 namespace detail {
-class client_state;
+class ClientState;
 }
 
 class Client {
@@ -129,7 +129,7 @@ class Client {
   void shutdown();
 
  private:
-  std::unique_ptr<detail::client_state> state_;
+  std::unique_ptr<detail::ClientState> state_;
 };
 
 std::string_view to_string(Failure);

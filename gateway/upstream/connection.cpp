@@ -13,7 +13,7 @@
 
 namespace gw::upstream::detail {
 
-connection::connection(const io_executor& executor, std::shared_ptr<net::ssl::context> tls)
+Connection::Connection(const IoExecutor& executor, std::shared_ptr<net::ssl::context> tls)
     : executor_(executor),
       tls_context_(std::move(tls)),
       transport_(executor, tls_context_.get()),
@@ -22,29 +22,29 @@ connection::connection(const io_executor& executor, std::shared_ptr<net::ssl::co
       // back once destroyed.
       deadline_(executor, [this] { on_deadline(); }) {}
 
-void connection::connect(const Endpoint& endpoint, connect_handler done) {
+void Connection::connect(const Endpoint& endpoint, ConnectHandler done) {
   connecting_ = std::move(done);
   host_ = endpoint.host;
   port_ = endpoint.port;
-  stage_ = stage::resolving;
+  stage_ = Stage::resolving;
   arm_deadline(endpoint.connect_timeout);
   resolver_.async_resolve(host_, port_,
-                          [self = shared_from_this()](error_code ec, resolver_type::results_type results) {
+                          [self = shared_from_this()](error_code ec, Resolver::results_type results) {
                             self->on_resolved(ec, results);
                           });
 }
 
-void connection::on_resolved(error_code ec, const resolver_type::results_type& results) {
+void Connection::on_resolved(error_code ec, const Resolver::results_type& results) {
   if (!connecting_) return;  // the deadline already answered
   if (ec) return finish_connect(Failure::connect_failed, "cannot resolve " + host_ + ": " + ec.message());
-  stage_ = stage::connecting;
+  stage_ = Stage::connecting;
   net::async_connect(transport_.socket(), results,
                      [self = shared_from_this()](error_code ec, const net::ip::tcp::endpoint&) {
                        self->on_connected(ec);
                      });
 }
 
-void connection::on_connected(error_code ec) {
+void Connection::on_connected(error_code ec) {
   if (!connecting_) return;
   if (ec) {
     return finish_connect(Failure::connect_failed,
@@ -56,7 +56,7 @@ void connection::on_connected(error_code ec) {
   auto* tls = transport_.tls();
   if (!tls) return finish_connect(Failure::none, {});
 
-  stage_ = stage::handshaking;
+  stage_ = Stage::handshaking;
   error_code not_an_address;
   net::ip::make_address(host_, not_an_address);
   // SNI carries names only (RFC 6066); an IP literal is verified against the
@@ -70,7 +70,7 @@ void connection::on_connected(error_code ec) {
                        [self = shared_from_this()](error_code ec) { self->on_handshake(ec); });
 }
 
-void connection::on_handshake(error_code ec) {
+void Connection::on_handshake(error_code ec) {
   if (!connecting_) return;
   if (!ec) return finish_connect(Failure::none, {});
   std::string detail = "TLS handshake with " + host_ + ":" + port_ + " failed: " + ec.message();
@@ -79,7 +79,7 @@ void connection::on_handshake(error_code ec) {
   finish_connect(Failure::tls_failed, std::move(detail));
 }
 
-void connection::finish_connect(Failure failure, std::string detail) {
+void Connection::finish_connect(Failure failure, std::string detail) {
   auto done = std::move(connecting_);
   connecting_ = nullptr;
   disarm_deadline();
@@ -87,26 +87,26 @@ void connection::finish_connect(Failure failure, std::string detail) {
   done(failure, std::move(detail));
 }
 
-void connection::arm_deadline(std::chrono::milliseconds timeout) {
+void Connection::arm_deadline(std::chrono::milliseconds timeout) {
   timed_out_ = false;
   deadline_.expires_after(timeout);
 }
 
-void connection::disarm_deadline() { deadline_.expires_never(); }
+void Connection::disarm_deadline() { deadline_.expires_never(); }
 
-void connection::on_deadline() {
+void Connection::on_deadline() {
   timed_out_ = true;
   if (connecting_) {
-    const char* what = stage_ == stage::resolving    ? "resolving "
-                       : stage_ == stage::connecting ? "connecting to "
+    const char* what = stage_ == Stage::resolving    ? "resolving "
+                       : stage_ == Stage::connecting ? "connecting to "
                                                      : "TLS handshake with ";
-    return finish_connect(stage_ == stage::handshaking ? Failure::tls_failed : Failure::connect_failed,
+    return finish_connect(stage_ == Stage::handshaking ? Failure::tls_failed : Failure::connect_failed,
                           std::string(what) + host_ + ":" + port_ + " timed out (connect_timeout)");
   }
   close();
 }
 
-bool connection::peer_closed() {
+bool Connection::peer_closed() {
   auto& socket = transport_.socket();
   if (!socket.is_open()) return true;
   // Bytes waiting on an idle HTTP/1.1 connection are never good news: a 408,
@@ -120,11 +120,11 @@ bool connection::peer_closed() {
   return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
 }
 
-std::shared_ptr<connection> connection::fresh() const {
-  return std::make_shared<connection>(executor_, tls_context_);
+std::shared_ptr<Connection> Connection::fresh() const {
+  return std::make_shared<Connection>(executor_, tls_context_);
 }
 
-void connection::close() {
+void Connection::close() {
   resolver_.cancel();
   error_code ignored;
   transport_.socket().close(ignored);

@@ -16,20 +16,20 @@
 
 namespace gw::upstream::detail {
 
-class connection : public std::enable_shared_from_this<connection> {
+class Connection : public std::enable_shared_from_this<Connection> {
  public:
   // Failure::none on success; otherwise connect_failed or tls_failed.
-  using connect_handler = std::function<void(Failure, std::string detail)>;
+  using ConnectHandler = std::function<void(Failure, std::string detail)>;
 
   // `tls` null means plain TCP.
-  connection(const io_executor& executor, std::shared_ptr<net::ssl::context> tls);
-  connection(const connection&) = delete;
-  connection& operator=(const connection&) = delete;
+  Connection(const IoExecutor& executor, std::shared_ptr<net::ssl::context> tls);
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
 
   // Resolves, connects and handshakes within endpoint.connect_timeout. The
   // deadline completes `done` itself, so a DNS lookup stuck in getaddrinfo
   // cannot hold the caller past it. Completes on the io_context, never inline.
-  void connect(const Endpoint& endpoint, connect_handler done);
+  void connect(const Endpoint& endpoint, ConnectHandler done);
 
   // For an idle pooled connection: true when it must not be reused because
   // the peer closed it (EOF), reset it, or sent bytes nobody asked for.
@@ -47,26 +47,26 @@ class connection : public std::enable_shared_from_this<connection> {
   bool is_open() { return transport_.socket().is_open(); }
   void close();
   // A new, unopened connection on the same io_context with the same TLS settings.
-  std::shared_ptr<connection> fresh() const;
-  transport& stream() { return transport_; }
+  std::shared_ptr<Connection> fresh() const;
+  Transport& stream() { return transport_; }
 
  private:
-  enum class stage { resolving, connecting, handshaking };
+  enum class Stage { resolving, connecting, handshaking };
 
   void on_deadline();
-  void on_resolved(error_code ec, const resolver_type::results_type& results);
+  void on_resolved(error_code ec, const Resolver::results_type& results);
   void on_connected(error_code ec);
   void on_handshake(error_code ec);
   void finish_connect(Failure failure, std::string detail);
 
-  io_executor executor_;
+  IoExecutor executor_;
   std::shared_ptr<net::ssl::context> tls_context_;  // outlives transport_'s SSL stream
-  transport transport_;
-  resolver_type resolver_;
+  Transport transport_;
+  Resolver resolver_;
   Deadline deadline_;
   bool timed_out_ = false;
-  connect_handler connecting_;  // set while connect() is in progress
-  stage stage_ = stage::resolving;
+  ConnectHandler connecting_;  // set while connect() is in progress
+  Stage stage_ = Stage::resolving;
   std::string host_, port_;
 };
 

@@ -35,7 +35,7 @@ constexpr std::size_t read_buffer_limit = header_limit + 16 * 1024;
 // the client's own type, with no Beast field container in between. Framing,
 // limits and the field syntax are basic_parser's. Trailer fields of a chunked
 // body come after the head's and are kept with them, in order.
-class response_parser final : public http::basic_parser<false> {
+class ResponseParser final : public http::basic_parser<false> {
  public:
   Response response;
 
@@ -65,10 +65,10 @@ class response_parser final : public http::basic_parser<false> {
   void on_finish_impl(error_code&) override {}
 };
 
-class exchange : public std::enable_shared_from_this<exchange> {
+class Exchange : public std::enable_shared_from_this<Exchange> {
  public:
-  exchange(std::shared_ptr<connection> conn, Request request, const Endpoint& endpoint, bool reused,
-           exchange_handler done)
+  Exchange(std::shared_ptr<Connection> conn, Request request, const Endpoint& endpoint, bool reused,
+           ExchangeHandler done)
       : conn_(std::move(conn)),
         endpoint_(&endpoint),
         may_resend_(reused && request.resend_if_stale),
@@ -204,7 +204,7 @@ class exchange : public std::enable_shared_from_this<exchange> {
     done(std::move(result), nullptr);
   }
 
-  std::shared_ptr<connection> conn_;
+  std::shared_ptr<Connection> conn_;
   const Endpoint* endpoint_;
   bool may_resend_;           // Request::resend_if_stale on a reused connection, not yet spent
   bool sent_before_ = false;  // a byte of the request left on the connection given up for a resend
@@ -217,15 +217,15 @@ class exchange : public std::enable_shared_from_this<exchange> {
   std::string head_bytes_;  // request line and fields, as written
   std::string body_;
   beast::flat_buffer buffer_{read_buffer_limit};
-  std::optional<response_parser> parser_;
-  exchange_handler done_;
+  std::optional<ResponseParser> parser_;
+  ExchangeHandler done_;
 };
 
 }  // namespace
 
-void run_exchange(std::shared_ptr<connection> conn, Request request, const Endpoint& endpoint, bool reused,
-                  exchange_handler done) {
-  std::make_shared<exchange>(std::move(conn), std::move(request), endpoint, reused, std::move(done))->start();
+void run_exchange(std::shared_ptr<Connection> conn, Request request, const Endpoint& endpoint, bool reused,
+                  ExchangeHandler done) {
+  std::make_shared<Exchange>(std::move(conn), std::move(request), endpoint, reused, std::move(done))->start();
 }
 
 }  // namespace gw::upstream::detail

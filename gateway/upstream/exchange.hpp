@@ -9,12 +9,12 @@
 
 namespace gw::upstream::detail {
 
-class connection;
+class Connection;
 
 // `reusable` is the connection the exchange ended on (the one it was given,
 // or the new one a resend opened), set only after a complete response with
 // keep-alive semantics on both sides and nothing unread behind it.
-using exchange_handler = std::function<void(Result result, std::shared_ptr<connection> reusable)>;
+using ExchangeHandler = std::function<void(Result result, std::shared_ptr<Connection> reusable)>;
 
 // Runs under endpoint.request_timeout (write + read) and completes on the
 // connection's io_context, never inline. `request` must have passed
@@ -22,7 +22,7 @@ using exchange_handler = std::function<void(Result result, std::shared_ptr<conne
 // connection is closed; a request that reached the socket is never written a
 // second time, except once on a new connection as Request::resend_if_stale
 // allows when `reused` says the connection had served an exchange before.
-void run_exchange(std::shared_ptr<connection> conn, Request request, const Endpoint& endpoint, bool reused,
-                  exchange_handler done);
+void run_exchange(std::shared_ptr<Connection> conn, Request request, const Endpoint& endpoint, bool reused,
+                  ExchangeHandler done);
 
 }  // namespace gw::upstream::detail

@@ -14,7 +14,7 @@
 
 namespace gw::upstream::detail {
 
-struct pool::call {
+struct ConnectionPool::Call {
   net::io_context* on = nullptr;
   Endpoint endpoint;
   Request request;
@@ -22,7 +22,7 @@ struct pool::call {
   std::function<void(Result)> done;
   // Only for a call that waits: its queue deadline, on `on`, where a freed
   // slot starts it too.
-  std::optional<timer_type> queue_timer;
+  std::optional<Timer> queue_timer;
   bool queued = false;  // guarded by the pool's mutex
 };
 
@@ -38,7 +38,7 @@ void deliver(net::io_context& io, std::function<void(Result)> done, Result resul
   net::post(io, [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
 }
 
-pool::pool(net::io_context& home, const Endpoint& endpoint)
+ConnectionPool::ConnectionPool(net::io_context& home, const Endpoint& endpoint)
     : home_(home),
       generation_(endpoint.generation),
       // 0 would queue every request until its queue deadline.
@@ -49,11 +49,11 @@ pool::pool(net::io_context& home, const Endpoint& endpoint)
   if (endpoint.tls) tls_context_ = make_tls_context(endpoint.ca_file, tls_context_error_);
 }
 
-pool::~pool() = default;
+ConnectionPool::~ConnectionPool() = default;
 
-void pool::submit(net::io_context& on, const Endpoint& endpoint, Request request,
+void ConnectionPool::submit(net::io_context& on, const Endpoint& endpoint, Request request,
                   std::function<void(Result)> done) {
-  auto c = std::make_shared<call>();
+  auto c = std::make_shared<Call>();
   c->on = &on;
   c->endpoint = endpoint;
   c->request = std::move(request);
@@ -65,7 +65,7 @@ void pool::submit(net::io_context& on, const Endpoint& endpoint, Request request
   if (auto problem = request_problem(c->request); !problem.empty())
     return refuse(Failure::write_failed_unsent, "request not sent: " + problem);
   if (endpoint.tls && !tls_context_) return refuse(Failure::tls_failed, tls_context_error_);
-  std::vector<std::shared_ptr<call>> started;
+  std::vector<std::shared_ptr<Call>> started;
   std::optional<Result> refusal;
   bool run_now = false;
   {
@@ -96,8 +96,8 @@ void pool::submit(net::io_context& on, const Endpoint& endpoint, Request request
   net::post(on, [self = shared_from_this(), c] { self->start(c); });
 }
 
-void pool::update(const Endpoint& endpoint) {
-  std::vector<std::shared_ptr<call>> started;
+void ConnectionPool::update(const Endpoint& endpoint) {
+  std::vector<std::shared_ptr<Call>> started;
   {
     std::lock_guard lock(mutex_);
     if (stopped_) return;
@@ -106,7 +106,7 @@ void pool::update(const Endpoint& endpoint) {
   start_elsewhere(std::move(started));
 }
 
-bool pool::take_limits_locked(const Endpoint& endpoint) {
+bool ConnectionPool::take_limits_locked(const Endpoint& endpoint) {
   if (endpoint.generation <= generation_) return false;  // the same settings, or older ones
   generation_ = endpoint.generation;
   max_connections_ = std::max<std::size_t>(1, endpoint.max_connections);
@@ -116,11 +116,11 @@ bool pool::take_limits_locked(const Endpoint& endpoint) {
   return true;
 }
 
-void pool::shutdown() {
+void ConnectionPool::shutdown() {
   net::post(home_, [self = shared_from_this()] { self->stop(); });
 }
 
-void pool::on_queue_deadline(const std::shared_ptr<call>& c) {
+void ConnectionPool::on_queue_deadline(const std::shared_ptr<Call>& c) {
   // Whoever takes a waiter off the queue clears `queued` first, under the
   // lock, so a timer that fired in the same instant finds nothing to do.
   std::size_t busy = 0;
@@ -135,28 +135,28 @@ void pool::on_queue_deadline(const std::shared_ptr<call>& c) {
                       "no connection slot within queue_timeout (" + std::to_string(busy) + " exchanges in flight)"));
 }
 
-void pool::start(const std::shared_ptr<call>& c) {
+void ConnectionPool::start(const std::shared_ptr<Call>& c) {
   // Every reuse is checked, a read that may be resent too: the resend covers
   // a close, but bytes waiting on the connection would be read as its reply.
   if (auto conn = take_idle(*c->on, c->partition)) return run(c, std::move(conn), true);
   if (auto oldest = take_oldest_idle_over_limit(c->partition)) oldest->close();
-  auto conn = std::make_shared<connection>(c->on->get_executor(), tls_context_);
+  auto conn = std::make_shared<Connection>(c->on->get_executor(), tls_context_);
   conn->connect(c->endpoint, [self = shared_from_this(), c, conn](Failure failure, std::string detail) {
     if (failure != Failure::none) return self->finish(c, unsent(failure, std::move(detail)), nullptr);
     self->run(c, conn, false);
   });
 }
 
-void pool::run(const std::shared_ptr<call>& c, std::shared_ptr<connection> conn, bool reused) {
+void ConnectionPool::run(const std::shared_ptr<Call>& c, std::shared_ptr<Connection> conn, bool reused) {
   run_exchange(std::move(conn), std::move(c->request), c->endpoint, reused,
-               [self = shared_from_this(), c](Result result, std::shared_ptr<connection> reusable) {
+               [self = shared_from_this(), c](Result result, std::shared_ptr<Connection> reusable) {
                  self->finish(c, std::move(result), std::move(reusable));
                });
 }
 
 // On the connection's io_context, after its exchange (or its connect) ended.
-void pool::finish(const std::shared_ptr<call>& c, Result result, std::shared_ptr<connection> reusable) {
-  std::vector<std::shared_ptr<call>> started;
+void ConnectionPool::finish(const std::shared_ptr<Call>& c, Result result, std::shared_ptr<Connection> reusable) {
+  std::vector<std::shared_ptr<Call>> started;
   bool sweep = false;
   {
     std::lock_guard lock(mutex_);
@@ -174,14 +174,14 @@ void pool::finish(const std::shared_ptr<call>& c, Result result, std::shared_ptr
   start_elsewhere(std::move(started));
 }
 
-void pool::complete(call& c, Result result) {
+void ConnectionPool::complete(Call& c, Result result) {
   auto done = std::move(c.done);
   c.done = nullptr;  // exactly once, even if some path came back here
   if (done) done(std::move(result));
 }
 
-std::vector<std::shared_ptr<pool::call>> pool::take_waiters_locked() {
-  std::vector<std::shared_ptr<call>> taken;
+std::vector<std::shared_ptr<ConnectionPool::Call>> ConnectionPool::take_waiters_locked() {
+  std::vector<std::shared_ptr<Call>> taken;
   while (busy_ < max_connections_ && !waiters_.empty()) {
     auto c = std::move(waiters_.front());
     waiters_.pop_front();
@@ -192,7 +192,7 @@ std::vector<std::shared_ptr<pool::call>> pool::take_waiters_locked() {
   return taken;
 }
 
-void pool::start_elsewhere(std::vector<std::shared_ptr<call>> calls) {
+void ConnectionPool::start_elsewhere(std::vector<std::shared_ptr<Call>> calls) {
   // Each on its own io_context, where its queue timer lives.
   for (auto& c : calls)
     net::post(*c->on, [self = shared_from_this(), c] {
@@ -201,19 +201,19 @@ void pool::start_elsewhere(std::vector<std::shared_ptr<call>> calls) {
     });
 }
 
-std::deque<pool::idle_connection>& pool::idle_locked(net::io_context& io, const std::string& partition) {
+std::deque<ConnectionPool::IdleConnection>& ConnectionPool::idle_locked(net::io_context& io, const std::string& partition) {
   for (auto& list : idle_)
     if (list.io == &io && list.partition == partition) return list.entries;
   idle_.push_back({&io, partition, {}});
   return idle_.back().entries;
 }
 
-std::shared_ptr<connection> pool::take_idle(net::io_context& io, const std::string& partition) {
+std::shared_ptr<Connection> ConnectionPool::take_idle(net::io_context& io, const std::string& partition) {
   // Newest first: it is the least likely to have been closed by the peer.
   // The check for a peer's close is a system call, so it is made outside
   // the lock, on a connection nobody else can take any more.
   for (;;) {
-    std::optional<idle_connection> entry;
+    std::optional<IdleConnection> entry;
     std::chrono::milliseconds retire{};
     {
       std::lock_guard lock(mutex_);
@@ -233,7 +233,7 @@ std::shared_ptr<connection> pool::take_idle(net::io_context& io, const std::stri
   }
 }
 
-std::shared_ptr<connection> pool::take_oldest_idle_over_limit(const std::string& partition) {
+std::shared_ptr<Connection> ConnectionPool::take_oldest_idle_over_limit(const std::string& partition) {
   // max_connections bounds the provider's sockets, other tenants' idle ones
   // included: with idle connections kept per tenant, each tenant's would
   // otherwise add up to the limit again. The oldest idle one of another
@@ -245,7 +245,7 @@ std::shared_ptr<connection> pool::take_oldest_idle_over_limit(const std::string&
   // per reuse.
   std::lock_guard lock(mutex_);
   std::size_t others_idle = 0;
-  idle_list* from = nullptr;
+  IdleList* from = nullptr;
   for (auto& list : idle_) {
     if (list.partition == partition) continue;
     others_idle += list.entries.size();
@@ -257,7 +257,7 @@ std::shared_ptr<connection> pool::take_oldest_idle_over_limit(const std::string&
   return conn;
 }
 
-void pool::schedule_sweep() {
+void ConnectionPool::schedule_sweep() {
   std::chrono::steady_clock::time_point oldest = std::chrono::steady_clock::time_point::max();
   std::chrono::milliseconds retire{};
   {
@@ -282,12 +282,12 @@ void pool::schedule_sweep() {
   });
 }
 
-void pool::sweep() {
+void ConnectionPool::sweep() {
   // Closes idle connections nobody will reuse, so they do not hold the
   // provider's sockets open; take_idle() would refuse them anyway. A socket
   // that sits idle has no operation in progress, so it may be closed from
   // here whichever io_context it was opened on.
-  std::vector<std::shared_ptr<connection>> retired;
+  std::vector<std::shared_ptr<Connection>> retired;
   {
     std::lock_guard lock(mutex_);
     const auto now = std::chrono::steady_clock::now();
@@ -301,9 +301,9 @@ void pool::sweep() {
   schedule_sweep();
 }
 
-void pool::stop() {
-  std::vector<std::shared_ptr<connection>> idle;
-  std::deque<std::shared_ptr<call>> waiters;
+void ConnectionPool::stop() {
+  std::vector<std::shared_ptr<Connection>> idle;
+  std::deque<std::shared_ptr<Call>> waiters;
   {
     std::lock_guard lock(mutex_);
     stopped_ = true;

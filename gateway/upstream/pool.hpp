@@ -36,7 +36,7 @@ class context;
 
 namespace gw::upstream::detail {
 
-class connection;
+class Connection;
 
 // A result for a request that never reached the socket.
 Result unsent(Failure failure, std::string detail);
@@ -45,15 +45,15 @@ Result unsent(Failure failure, std::string detail);
 // caller's code never runs inside send().
 void deliver(net::io_context& io, std::function<void(Result)> done, Result result);
 
-class pool : public std::enable_shared_from_this<pool> {
+class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
  public:
   // Pool-wide settings (max_connections, max_queued, idle_retire, ca_file)
   // come from `endpoint`, the limits until a newer generation comes;
   // per-request limits come from each submit(). `home` runs the idle sweep.
-  pool(net::io_context& home, const Endpoint& endpoint);
-  ~pool();
-  pool(const pool&) = delete;
-  pool& operator=(const pool&) = delete;
+  ConnectionPool(net::io_context& home, const Endpoint& endpoint);
+  ~ConnectionPool();
+  ConnectionPool(const ConnectionPool&) = delete;
+  ConnectionPool& operator=(const ConnectionPool&) = delete;
 
   // Any thread. The exchange runs on `on`: its connection is one opened on
   // `on` (idle or new), and `done` is called there. Called from `on`'s own
@@ -66,39 +66,39 @@ class pool : public std::enable_shared_from_this<pool> {
   void shutdown();
 
  private:
-  struct call;
-  struct idle_connection {
-    std::shared_ptr<connection> conn;
+  struct Call;
+  struct IdleConnection {
+    std::shared_ptr<Connection> conn;
     std::chrono::steady_clock::time_point since;
   };
   // The idle connections opened on one io_context for one partition
   // (Request::partition: a tenant), oldest first. A connection is reused
   // only by the partition that used it last, so a provider that confuses a
   // connection's replies cannot hand one tenant's reply to another.
-  struct idle_list {
+  struct IdleList {
     net::io_context* io;
     std::string partition;
-    std::deque<idle_connection> entries;
+    std::deque<IdleConnection> entries;
   };
 
   // Under mutex_: takes the endpoint's limits if its generation is newer
   // (then true).
   bool take_limits_locked(const Endpoint& endpoint);
   // Holding a slot: reuse an idle connection of c's io_context or open one.
-  void start(const std::shared_ptr<call>& c);
-  void run(const std::shared_ptr<call>& c, std::shared_ptr<connection> conn, bool reused);
-  void finish(const std::shared_ptr<call>& c, Result result, std::shared_ptr<connection> reusable);
-  void on_queue_deadline(const std::shared_ptr<call>& c);
-  static void complete(call& c, Result result);
+  void start(const std::shared_ptr<Call>& c);
+  void run(const std::shared_ptr<Call>& c, std::shared_ptr<Connection> conn, bool reused);
+  void finish(const std::shared_ptr<Call>& c, Result result, std::shared_ptr<Connection> reusable);
+  void on_queue_deadline(const std::shared_ptr<Call>& c);
+  static void complete(Call& c, Result result);
   // Under mutex_: hands free slots to the first waiters, returned to be
   // started on their own io_contexts once the lock is released.
-  std::vector<std::shared_ptr<call>> take_waiters_locked();
-  void start_elsewhere(std::vector<std::shared_ptr<call>> calls);
-  std::shared_ptr<connection> take_idle(net::io_context& io, const std::string& partition);
+  std::vector<std::shared_ptr<Call>> take_waiters_locked();
+  void start_elsewhere(std::vector<std::shared_ptr<Call>> calls);
+  std::shared_ptr<Connection> take_idle(net::io_context& io, const std::string& partition);
   // Before opening a connection for `partition`: another partition's idle one
   // to close when busy + their idle ones would pass max_connections, else null.
-  std::shared_ptr<connection> take_oldest_idle_over_limit(const std::string& partition);
-  std::deque<idle_connection>& idle_locked(net::io_context& io, const std::string& partition);
+  std::shared_ptr<Connection> take_oldest_idle_over_limit(const std::string& partition);
+  std::deque<IdleConnection>& idle_locked(net::io_context& io, const std::string& partition);
   void schedule_sweep();  // on home_
   void sweep();
   void stop();
@@ -114,13 +114,13 @@ class pool : public std::enable_shared_from_this<pool> {
   std::size_t max_queued_;
   std::chrono::milliseconds idle_retire_;
   std::size_t busy_ = 0;                       // exchanges holding a slot, connecting ones included
-  std::vector<idle_list> idle_;                // one per io_context that has had a connection
-  std::deque<std::shared_ptr<call>> waiters_;  // FIFO
+  std::vector<IdleList> idle_;                // one per io_context that has had a connection
+  std::deque<std::shared_ptr<Call>> waiters_;  // FIFO
   bool sweep_armed_ = false;
   bool stopped_ = false;
 
   // The idle sweep's timer, armed and fired on home_.
-  timer_type sweep_timer_;
+  Timer sweep_timer_;
 };
 
 }  // namespace gw::upstream::detail

@@ -42,17 +42,17 @@ auto async_write_some_counted(Stream& stream, const Buffers& buffers, std::size_
 }
 
 // A TCP socket that counts the bytes the kernel accepted from it.
-class counting_socket {
+class CountingSocket {
  public:
-  using executor_type = io_executor;
-  using lowest_layer_type = socket_type::lowest_layer_type;
+  using executor_type = IoExecutor;
+  using lowest_layer_type = TcpSocket::lowest_layer_type;
 
-  explicit counting_socket(const io_executor& executor) : socket_(executor) {}
+  explicit CountingSocket(const IoExecutor& executor) : socket_(executor) {}
 
   executor_type get_executor() noexcept { return socket_.get_executor(); }
   lowest_layer_type& lowest_layer() { return socket_.lowest_layer(); }
   const lowest_layer_type& lowest_layer() const { return socket_.lowest_layer(); }
-  socket_type& socket() { return socket_; }
+  TcpSocket& socket() { return socket_; }
   std::size_t written() const { return written_; }
 
   template <class Buffers, class Token>
@@ -75,24 +75,24 @@ class counting_socket {
   }
 
  private:
-  socket_type socket_;
+  TcpSocket socket_;
   std::size_t written_ = 0;
 };
 
-class transport {
+class Transport {
  public:
-  using executor_type = io_executor;
+  using executor_type = IoExecutor;
 
   // `tls` null means plain TCP; the context must outlive the transport.
-  transport(const io_executor& executor, net::ssl::context* tls) : raw_(executor) {
+  Transport(const IoExecutor& executor, net::ssl::context* tls) : raw_(executor) {
     if (tls) tls_.emplace(raw_, *tls);
   }
-  transport(const transport&) = delete;
-  transport& operator=(const transport&) = delete;
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
 
   executor_type get_executor() noexcept { return raw_.get_executor(); }
-  socket_type& socket() { return raw_.socket(); }
-  net::ssl::stream<counting_socket&>* tls() { return tls_ ? &*tls_ : nullptr; }
+  TcpSocket& socket() { return raw_.socket(); }
+  net::ssl::stream<CountingSocket&>* tls() { return tls_ ? &*tls_ : nullptr; }
 
   // Called right before the request is written: from here on, any byte
   // accepted by either layer is a request byte.
@@ -135,8 +135,8 @@ class transport {
   }
 
  private:
-  counting_socket raw_;
-  std::optional<net::ssl::stream<counting_socket&>> tls_;
+  CountingSocket raw_;
+  std::optional<net::ssl::stream<CountingSocket&>> tls_;
   std::size_t app_written_ = 0;
   std::size_t raw_mark_ = 0;
 };

@@ -40,19 +40,19 @@ void eventually(Condition condition) {
 
 // An io_context run by one thread, as the client requires, and a Client on
 // it; the test thread sends from outside it.
-class harness {
+class Harness {
  public:
-  harness() : work_(net::make_work_guard(io_)) {
+  Harness() : work_(net::make_work_guard(io_)) {
     thread_ = std::thread([this] { io_.run(); });
     client_.emplace(io_);
   }
-  ~harness() {
+  ~Harness() {
     client_.reset();  // shuts down; what is in flight runs to its deadline
     work_.reset();
     thread_.join();
   }
-  harness(const harness&) = delete;
-  harness& operator=(const harness&) = delete;
+  Harness(const Harness&) = delete;
+  Harness& operator=(const Harness&) = delete;
 
   Client& client() { return *client_; }
 
@@ -74,16 +74,16 @@ class harness {
 
 // Two io_contexts (a_, b_), each run by one thread, as the gateway runs its I/O
 // threads; the client's own housekeeping runs on a third.
-class per_thread_harness {
+class PerThreadHarness {
  public:
-  per_thread_harness() {
+  PerThreadHarness() {
     for (auto* io : {&home_, &a_, &b_}) {
       work_.push_back(net::make_work_guard(*io));
       threads_.emplace_back([io] { io->run(); });
     }
     client_.emplace(home_);
   }
-  ~per_thread_harness() {
+  ~PerThreadHarness() {
     client_.reset();
     work_.clear();
     for (auto& t : threads_) t.join();
@@ -113,7 +113,7 @@ class per_thread_harness {
   std::optional<Client> client_;
 };
 
-inline Endpoint local(const test_server& server) {
+inline Endpoint local(const TestServer& server) {
   Endpoint e;
   e.name = "provider";
   e.host = "127.0.0.1";
@@ -128,8 +128,8 @@ inline Endpoint local(const test_server& server) {
 inline Request get(std::string target = "/") { return Request{"GET", std::move(target), {}, {}}; }
 
 // Answers every request on the connection with `response`.
-inline test_server::script answer_all(std::string response) {
-  return [response](session& s) {
+inline TestServer::script answer_all(std::string response) {
+  return [response](ServerSession& s) {
     while (s.read_request()) s.write(response);
   };
 }
@@ -153,7 +153,7 @@ inline void check_failure(const Result& r, Failure failure, bool sent) {
 // Holds the scripted provider's exchanges until open(); opened at the latest
 // when `opener` leaves scope, so a failed check never leaves the server's
 // threads waiting (declare the opener after the server).
-struct gate {
+struct Gate {
   std::promise<void> promise;
   std::shared_future<void> future = promise.get_future().share();
   bool opened = false;
@@ -161,9 +161,9 @@ struct gate {
     if (!opened) promise.set_value();
     opened = true;
   }
-  struct opener {
-    gate& g;
-    ~opener() { g.open(); }
+  struct Opener {
+    Gate& g;
+    ~Opener() { g.open(); }
   };
 };
 
@@ -175,7 +175,7 @@ inline Request tagged(std::string method, std::string tag, std::string partition
   return r;
 }
 
-inline std::string tag_of(const raw_request& request) {
+inline std::string tag_of(const RawRequest& request) {
   auto tags = request.values("X-Tag");
   return tags.empty() ? std::string() : tags.front();
 }

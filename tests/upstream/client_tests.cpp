@@ -16,9 +16,9 @@ std::string unused_port() {
 
 TEST_CASE("success: exact request on the wire, exact response back, one connection for two requests") {
   std::mutex mutex;
-  std::vector<raw_request> seen;
+  std::vector<RawRequest> seen;
   const std::string body("a\0b\r\n\xff", 6);
-  test_server server([&](session& s) {
+  TestServer server([&](ServerSession& s) {
     while (auto request = s.read_request()) {
       {
         std::lock_guard lock(mutex);
@@ -27,7 +27,7 @@ TEST_CASE("success: exact request on the wire, exact response back, one connecti
       s.write(reply(200, body, "X-First: 1\r\nx-lower-Case: two\r\n"));
     }
   });
-  harness h;
+  Harness h;
   auto e = local(server);
 
   Request post{"POST", "/v1/items?x=1", {{"X-Trace", "t1"}, {"Content-Length", "999"}, {"Transfer-Encoding", "chunked"}},
@@ -64,7 +64,7 @@ TEST_CASE("success: exact request on the wire, exact response back, one connecti
 }
 
 TEST_CASE("connection refused is connect_failed, nothing sent") {
-  harness h;
+  Harness h;
   Endpoint e;
   e.name = "closed";
   e.host = "127.0.0.1";
@@ -73,7 +73,7 @@ TEST_CASE("connection refused is connect_failed, nothing sent") {
 }
 
 TEST_CASE("an unresolvable host is connect_failed, nothing sent") {
-  harness h;
+  Harness h;
   Endpoint e;
   e.name = "nowhere";
   e.host = "nonexistent.invalid";
@@ -83,10 +83,10 @@ TEST_CASE("an unresolvable host is connect_failed, nothing sent") {
 }
 
 TEST_CASE("a provider that never replies: failed_after_send at request_timeout") {
-  test_server server([](session& s) {
+  TestServer server([](ServerSession& s) {
     if (s.read_request()) s.wait_for_eof();
   });
-  harness h;
+  Harness h;
   auto e = local(server);
   e.request_timeout = 300ms;
   check_failure(h.send(e, Request{"POST", "/pay", {}, "{}"}), Failure::failed_after_send, true);
@@ -94,10 +94,10 @@ TEST_CASE("a provider that never replies: failed_after_send at request_timeout")
 }
 
 TEST_CASE("a provider that reads the request and closes: failed_after_send") {
-  test_server server([](session& s) {
+  TestServer server([](ServerSession& s) {
     if (s.read_request()) s.close();
   });
-  harness h;
+  Harness h;
   check_failure(h.send(local(server), Request{"POST", "/pay", {}, "{}"}), Failure::failed_after_send, true);
 }
 
@@ -106,21 +106,21 @@ TEST_CASE("a truncated or malformed response is failed_after_send") {
   SUBCASE("body cut short") { response = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc"; }
   SUBCASE("not HTTP") { response = "hello there\r\n\r\n"; }
   SUBCASE("headers cut short") { response = "HTTP/1.1 200 OK\r\nContent-Le"; }
-  test_server server([&](session& s) {
+  TestServer server([&](ServerSession& s) {
     if (s.read_request()) {
       s.write(response);
       s.close();
     }
   });
-  harness h;
+  Harness h;
   check_failure(h.send(local(server), get()), Failure::failed_after_send, true);
 }
 
 TEST_CASE("a reset while the request body is being written is failed_after_send") {
-  test_server server([](session& s) {
+  TestServer server([](ServerSession& s) {
     if (s.read_head()) s.reset();
   });
-  harness h;
+  Harness h;
   // Far more than loopback buffers hold, so the write is still going when
   // the reset arrives.
   Request big{"PUT", "/blob", {}, std::string(64 << 20, 'x')};
@@ -134,14 +134,14 @@ TEST_CASE("an idle pooled connection the provider closed is detected and replace
   bool abortive = false;
   SUBCASE("FIN") { abortive = false; }
   SUBCASE("RST") { abortive = true; }
-  test_server server([&](session& s) {
+  TestServer server([&](ServerSession& s) {
     if (!s.read_request()) return;
     s.write(reply(200, "ok"));
     go.wait();  // close only once the client has read the reply
     abortive ? s.reset() : s.close();
     ++closed;
   });
-  harness h;
+  Harness h;
   auto e = local(server);
   check_success(h.send(e, get()), 200);
   first_done.set_value();
@@ -163,27 +163,27 @@ TEST_CASE("resend_if_stale: a kept-alive connection the provider closed is writt
   std::promise<void> first_done;
   std::shared_future<void> go = first_done.get_future().share();
   std::atomic<int> requests{0};
-  enum class how { fin_while_idle, rst_while_idle, fin_after_reading } way = how::fin_while_idle;
-  SUBCASE("FIN while idle") { way = how::fin_while_idle; }
-  SUBCASE("RST while idle") { way = how::rst_while_idle; }
-  SUBCASE("the request read, then FIN with no answer") { way = how::fin_after_reading; }
-  test_server server([&](session& s) {
+  enum class How { fin_while_idle, rst_while_idle, fin_after_reading } way = How::fin_while_idle;
+  SUBCASE("FIN while idle") { way = How::fin_while_idle; }
+  SUBCASE("RST while idle") { way = How::rst_while_idle; }
+  SUBCASE("the request read, then FIN with no answer") { way = How::fin_after_reading; }
+  TestServer server([&](ServerSession& s) {
     if (s.index() > 0) return answer_all(reply(200, "again"))(s);
     if (!s.read_request()) return;
     ++requests;
     s.write(reply(200, "ok"));
-    if (way == how::fin_after_reading) {
+    if (way == How::fin_after_reading) {
       if (s.read_request()) ++requests;  // the second request reached the provider
       return s.close();
     }
     go.wait();  // close only once the client has read the reply
-    way == how::rst_while_idle ? s.reset() : s.close();
+    way == How::rst_while_idle ? s.reset() : s.close();
   });
-  harness h;
+  Harness h;
   auto e = local(server);
   check_success(h.send(e, resendable_get()), 200);
   first_done.set_value();
-  if (way != how::fin_after_reading) {
+  if (way != How::fin_after_reading) {
     eventually([&] { return server.finished_scripts() == 1; });
     std::this_thread::sleep_for(50ms);  // let the FIN/RST cross loopback
   }
@@ -191,7 +191,7 @@ TEST_CASE("resend_if_stale: a kept-alive connection the provider closed is writt
   check_success(r, 200);
   CHECK(r.response->body == "again");
   CHECK(server.connections() == 2);
-  if (way == how::fin_after_reading) CHECK(requests == 2);
+  if (way == How::fin_after_reading) CHECK(requests == 2);
 }
 
 TEST_CASE("resend_if_stale: never after a byte of the response, on a new connection, after the deadline, or twice") {
@@ -200,7 +200,7 @@ TEST_CASE("resend_if_stale: never after a byte of the response, on a new connect
   SUBCASE("the connection was new") { what = "fresh"; }
   SUBCASE("request_timeout passed") { what = "timeout"; }
   SUBCASE("the new connection fails too") { what = "twice"; }
-  test_server server([&](session& s) {
+  TestServer server([&](ServerSession& s) {
     if (what == "fresh") {
       if (s.read_request()) s.close();
       return;
@@ -214,7 +214,7 @@ TEST_CASE("resend_if_stale: never after a byte of the response, on a new connect
     if (what == "timeout") return s.wait_for_eof();  // never answers; the client's deadline closes
     s.close();
   });
-  harness h;
+  Harness h;
   auto e = local(server);
   if (what != "fresh") check_success(h.send(e, resendable_get()), 200);
   if (what == "timeout") e.request_timeout = 300ms;
@@ -223,12 +223,12 @@ TEST_CASE("resend_if_stale: never after a byte of the response, on a new connect
 }
 
 TEST_CASE("without resend_if_stale a request read and left unanswered on a kept-alive connection is not resent") {
-  test_server server([](session& s) {
+  TestServer server([](ServerSession& s) {
     if (!s.read_request()) return;
     s.write(reply(200, "ok"));
     if (s.read_request()) s.close();
   });
-  harness h;
+  Harness h;
   auto e = local(server);
   check_success(h.send(e, get()), 200);
   check_failure(h.send(e, get()), Failure::failed_after_send, true);
@@ -236,8 +236,8 @@ TEST_CASE("without resend_if_stale a request read and left unanswered on a kept-
 }
 
 TEST_CASE("an idle connection older than idle_retire is not reused") {
-  test_server server(answer_all(reply(200, "ok")));
-  harness h;
+  TestServer server(answer_all(reply(200, "ok")));
+  Harness h;
   auto e = local(server);
   e.idle_retire = 100ms;
   check_success(h.send(e, get()), 200);
@@ -247,13 +247,13 @@ TEST_CASE("an idle connection older than idle_retire is not reused") {
 }
 
 TEST_CASE("max_connections=1: the second request queues, then reuses the connection") {
-  test_server server([](session& s) {
+  TestServer server([](ServerSession& s) {
     while (s.read_request()) {
       std::this_thread::sleep_for(200ms);
       s.write(reply(200, "slow"));
     }
   });
-  harness h;
+  Harness h;
   auto e = local(server);
   e.max_connections = 1;
   auto a = h.start(e, get("/a"));
@@ -264,10 +264,10 @@ TEST_CASE("max_connections=1: the second request queues, then reuses the connect
 }
 
 TEST_CASE("queue_timeout: no slot in time, nothing sent") {
-  test_server server([](session& s) {
+  TestServer server([](ServerSession& s) {
     if (s.read_request()) s.wait_for_eof();
   });
-  harness h;
+  Harness h;
   auto e = local(server);
   e.max_connections = 1;
   e.queue_timeout = 100ms;
@@ -281,9 +281,9 @@ TEST_CASE("queue_timeout: no slot in time, nothing sent") {
 
 // Answers 200 to every request; the first exchange keeps its connection (and
 // so the only slot, at max_connections 1) until `released`, after `first_in`.
-test_server::script hold_first(std::promise<void>& first_in, std::shared_future<void> released,
+TestServer::script hold_first(std::promise<void>& first_in, std::shared_future<void> released,
                                std::atomic<int>& seen) {
-  return [&first_in, released, &seen](session& s) {
+  return [&first_in, released, &seen](ServerSession& s) {
     while (s.read_request()) {
       if (++seen == 1) {
         first_in.set_value();
@@ -299,8 +299,8 @@ TEST_CASE("max_queued: past the bound a request is refused at once, unsent, whil
   std::shared_future<void> released = release.get_future().share();
   std::promise<void> first_in;
   std::atomic<int> seen{0};
-  test_server server(hold_first(first_in, released, seen));
-  harness h;
+  TestServer server(hold_first(first_in, released, seen));
+  Harness h;
   auto e = local(server);
   e.max_connections = 1;
   e.max_queued = 1;
@@ -318,17 +318,17 @@ TEST_CASE("max_queued: past the bound a request is refused at once, unsent, whil
 }
 
 TEST_CASE("update: a raised max_connections starts queued requests, a lowered one refuses new ones while those in flight finish") {
-  gate held;
+  Gate held;
   std::atomic<int> seen{0};
-  test_server server([&](session& s) {
+  TestServer server([&](ServerSession& s) {
     while (s.read_request()) {
       ++seen;
       held.future.wait();  // every exchange holds its connection until the test lets go
       s.write(reply(200, "ok"));
     }
   });
-  gate::opener open_at_end{held};
-  harness h;
+  Gate::Opener open_at_end{held};
+  Harness h;
   auto e = local(server);
   e.max_connections = 1;
   e.max_queued = 1;
@@ -362,17 +362,17 @@ TEST_CASE("update: a raised max_connections starts queued requests, a lowered on
 }
 
 TEST_CASE("update: a send with older settings does not bring the old limits back") {
-  gate held;
+  Gate held;
   std::atomic<int> seen{0};
-  test_server server([&](session& s) {
+  TestServer server([&](ServerSession& s) {
     while (s.read_request()) {
       ++seen;
       held.future.wait();
       s.write(reply(200, "ok"));
     }
   });
-  gate::opener open_at_end{held};
-  harness h;
+  Gate::Opener open_at_end{held};
+  Harness h;
   auto old_settings = local(server);
   old_settings.max_connections = 1;
   old_settings.queue_timeout = 600s;
@@ -400,8 +400,8 @@ TEST_CASE("a response over the limits is response_too_large, sent, and the conne
     response += "0\r\n\r\n";
   }
   SUBCASE("header block") { response = "HTTP/1.1 200 OK\r\nX-Big: " + std::string(70 * 1024, 'h') + "\r\n\r\n"; }
-  test_server server(answer_all(response));
-  harness h;
+  TestServer server(answer_all(response));
+  Harness h;
   auto e = local(server);
   e.max_response_body = 1000;
   check_failure(h.send(e, get()), Failure::response_too_large, true);
@@ -409,19 +409,19 @@ TEST_CASE("a response over the limits is response_too_large, sent, and the conne
 }
 
 TEST_CASE("a 503 is a normal response: classifying it is not the client's job") {
-  test_server server(answer_all(reply(503, "busy", "Retry-After: 1\r\n")));
-  harness h;
+  TestServer server(answer_all(reply(503, "busy", "Retry-After: 1\r\n")));
+  Harness h;
   Result r = h.send(local(server), Request{"POST", "/pay", {}, "{}"});
   check_success(r, 503);
   CHECK(r.response->body == "busy");
 }
 
 TEST_CASE("HEAD reads no body, and its connection is not reused") {
-  test_server server([](session& s) {
+  TestServer server([](ServerSession& s) {
     while (auto request = s.read_request())
       s.write(request->method == "HEAD" ? "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n" : reply(200, "body"));
   });
-  harness h;
+  Harness h;
   auto e = local(server);
   Result head = h.send(e, Request{"HEAD", "/", {}, {}});
   check_success(head, 200);
@@ -438,8 +438,8 @@ TEST_CASE("responses without keep-alive are not reused") {
   std::string response;
   SUBCASE("Connection: close") { response = reply(200, "x", "Connection: close\r\n"); }
   SUBCASE("HTTP/1.0") { response = "HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx"; }
-  test_server server(answer_all(response));
-  harness h;
+  TestServer server(answer_all(response));
+  Harness h;
   auto e = local(server);
   check_success(h.send(e, get()), 200);
   check_success(h.send(e, get()), 200);
@@ -447,8 +447,8 @@ TEST_CASE("responses without keep-alive are not reused") {
 }
 
 TEST_CASE("a request carrying Connection: close does not leave a pooled connection") {
-  test_server server(answer_all(reply(200, "x")));
-  harness h;
+  TestServer server(answer_all(reply(200, "x")));
+  Harness h;
   auto e = local(server);
   Request closing = get();
   closing.headers.push_back({"Connection", "close"});
@@ -471,21 +471,21 @@ TEST_CASE("a body delimited by EOF is complete, and an interim 100 is skipped") 
     expected = "made";
     status = 201;
   }
-  test_server server([&](session& s) {
+  TestServer server([&](ServerSession& s) {
     if (s.read_request()) {
       s.write(response);
       s.close();
     }
   });
-  harness h;
+  Harness h;
   Result r = h.send(local(server), Request{"POST", "/", {}, "x"});
   check_success(r, status);
   CHECK(r.response->body == expected);
 }
 
 TEST_CASE("a request that cannot be written safely is write_failed_unsent, nothing sent") {
-  test_server server(answer_all(reply(200, "x")));
-  harness h;
+  TestServer server(answer_all(reply(200, "x")));
+  Harness h;
   Request bad = get();
   bad.headers.push_back({"X-Evil", "a\r\nX-Injected: 1"});
   check_failure(h.send(local(server), bad), Failure::write_failed_unsent, false);
@@ -493,10 +493,10 @@ TEST_CASE("a request that cannot be written safely is write_failed_unsent, nothi
 }
 
 TEST_CASE("shutdown fails queued and later requests as unsent while in-flight ones finish") {
-  test_server server([](session& s) {
+  TestServer server([](ServerSession& s) {
     if (s.read_request()) s.wait_for_eof();
   });
-  harness h;
+  Harness h;
   auto e = local(server);
   e.max_connections = 1;
   e.request_timeout = 500ms;
@@ -510,10 +510,10 @@ TEST_CASE("shutdown fails queued and later requests as unsent while in-flight on
 }
 
 TEST_CASE("many requests sent from many threads, none of them the io_context's") {
-  test_server server([](session& s) {
+  TestServer server([](ServerSession& s) {
     while (auto request = s.read_request()) s.write(reply(200, request->target));
   });
-  harness h;
+  Harness h;
   auto e = local(server);
   e.max_connections = 3;
   constexpr int per_thread = 20;
@@ -537,23 +537,23 @@ TEST_CASE("many requests sent from many threads, none of them the io_context's")
 
 // --- TLS ---
 
-struct tls_server_context {
+struct TlsServerContext {
   net::ssl::context context{net::ssl::context::tls_server};
-  tls_server_context() {
-    const auto& files = tls_files::get();
+  TlsServerContext() {
+    const auto& files = TlsFiles::get();
     context.use_certificate_chain_file(files.cert);
     context.use_private_key_file(files.key, net::ssl::context::pem);
   }
 };
 
 TEST_CASE("TLS verified with ca_file: success and keep-alive reuse") {
-  tls_server_context tls;
-  test_server server(answer_all(reply(200, "secure")), &tls.context);
-  harness h;
+  TlsServerContext tls;
+  TestServer server(answer_all(reply(200, "secure")), &tls.context);
+  Harness h;
   auto e = local(server);
   e.tls = true;
   e.host = "localhost";  // the certificate's name, sent as SNI
-  e.ca_file = tls_files::get().cert;
+  e.ca_file = TlsFiles::get().cert;
   Result r = h.send(e, Request{"POST", "/pay", {}, "{}"});
   check_success(r, 200);
   CHECK(r.response->body == "secure");
@@ -562,15 +562,15 @@ TEST_CASE("TLS verified with ca_file: success and keep-alive reuse") {
 }
 
 TEST_CASE("TLS that cannot be verified is tls_failed, nothing sent") {
-  tls_server_context tls;
-  test_server server(answer_all(reply(200, "secure")), &tls.context);
-  harness h;
+  TlsServerContext tls;
+  TestServer server(answer_all(reply(200, "secure")), &tls.context);
+  Harness h;
   auto e = local(server);
   e.tls = true;
   SUBCASE("self-signed, system trust store") { e.host = "localhost"; }
   SUBCASE("trusted certificate, wrong name") {
     e.host = "127.0.0.1";
-    e.ca_file = tls_files::get().cert;
+    e.ca_file = TlsFiles::get().cert;
   }
   SUBCASE("CA file missing") {
     e.host = "localhost";
@@ -580,26 +580,26 @@ TEST_CASE("TLS that cannot be verified is tls_failed, nothing sent") {
 }
 
 TEST_CASE("TLS failures after the request: counted as sent") {
-  tls_server_context tls;
+  TlsServerContext tls;
   Request request{"POST", "/pay", {}, "{}"};
-  test_server::script script;
+  TestServer::script script;
   SUBCASE("never replies") {
-    script = [](session& s) {
+    script = [](ServerSession& s) {
       if (s.read_request()) s.wait_for_eof();
     };
   }
   SUBCASE("reset during a large body") {
-    script = [](session& s) {
+    script = [](ServerSession& s) {
       if (s.read_head()) s.reset();
     };
     request.body.assign(64 << 20, 'x');
   }
-  test_server server(script, &tls.context);
-  harness h;
+  TestServer server(script, &tls.context);
+  Harness h;
   auto e = local(server);
   e.tls = true;
   e.host = "localhost";
-  e.ca_file = tls_files::get().cert;
+  e.ca_file = TlsFiles::get().cert;
   e.request_timeout = 500ms;
   if (request.body.size() > 1000) e.request_timeout = 30s;
   check_failure(h.send(e, std::move(request)), Failure::failed_after_send, true);
@@ -612,8 +612,8 @@ namespace gw::upstream::test {
 namespace {
 
 TEST_CASE("per io_context: an exchange completes on the io_context it was sent on, and reuses only connections opened there") {
-  test_server server(answer_all(reply(200, "ok")));
-  per_thread_harness h;
+  TestServer server(answer_all(reply(200, "ok")));
+  PerThreadHarness h;
   const auto e = local(server);
   for (auto* on : {&h.a_, &h.b_, &h.a_, &h.b_, &h.a_}) {
     auto [result, on_its_thread] = h.send(*on, e, get());
@@ -629,8 +629,8 @@ TEST_CASE("per io_context: a slot freed on one io_context starts the request que
   std::shared_future<void> released = release.get_future().share();
   std::promise<void> first_in;
   std::atomic<int> seen{0};
-  test_server server(hold_first(first_in, released, seen));
-  per_thread_harness h;
+  TestServer server(hold_first(first_in, released, seen));
+  PerThreadHarness h;
   auto e = local(server);
   e.max_connections = 1;
   auto first = h.start(h.a_, e, get("/first"));

@@ -32,7 +32,7 @@
 namespace gw::upstream::test {
 namespace {
 
-enum class act {
+enum class Act {
   ok,           // a correct reply
   stray_bytes,  // a correct reply, then bytes (garbage or a complete reply), with it or later
   head_body,    // HEAD only: the announced body sent after the reply, with it or later
@@ -43,8 +43,8 @@ enum class act {
 };
 constexpr int act_count = 7;
 
-struct plan {
-  act what = act::ok;
+struct Plan {
+  Act what = Act::ok;
   unsigned delay_ms = 0;      // stray_bytes, head_body: 0 = in the same write as the reply
   bool complete_reply = true;  // stray_bytes: the stray bytes are a whole reply (else garbage)
   std::size_t extension = 0;  // chunked
@@ -53,19 +53,19 @@ struct plan {
   bool reset = false;         // cut
   unsigned interims = 0;      // interim; switching: 1 = a 100 first
 
-  bool poisons() const { return what == act::stray_bytes || what == act::head_body || what == act::switching; }
+  bool poisons() const { return what == Act::stray_bytes || what == Act::head_body || what == Act::switching; }
   std::string header() const {
     std::ostringstream out;
     out << static_cast<int>(what) << ' ' << delay_ms << ' ' << complete_reply << ' ' << extension << ' ' << trailer
         << ' ' << cut_at << ' ' << reset << ' ' << interims;
     return out.str();
   }
-  static plan parse(const std::string& text) {
+  static Plan parse(const std::string& text) {
     std::istringstream in(text);
-    plan p;
+    Plan p;
     int what = 0;
     in >> what >> p.delay_ms >> p.complete_reply >> p.extension >> p.trailer >> p.cut_at >> p.reset >> p.interims;
-    p.what = static_cast<act>(what);
+    p.what = static_cast<Act>(what);
     return p;
   }
 };
@@ -76,14 +76,14 @@ constexpr std::size_t small_part = 24 * 1024;
 constexpr std::size_t big_part_min = 256 * 1024;
 constexpr std::size_t big_part_max = 64 * 1024 * 1024;
 
-plan choose(std::mt19937_64& rng, const std::string& method) {
+Plan choose(std::mt19937_64& rng, const std::string& method) {
   auto pick = [&](std::size_t low, std::size_t high) {
     return std::uniform_int_distribution<std::size_t>(low, high)(rng);
   };
-  plan p;
-  p.what = static_cast<act>(pick(0, act_count - 1));
-  if (method == "HEAD" && p.what == act::chunked) p.what = act::head_body;  // a HEAD reply carries no chunks
-  if (method != "HEAD" && p.what == act::head_body) p.what = act::stray_bytes;
+  Plan p;
+  p.what = static_cast<Act>(pick(0, act_count - 1));
+  if (method == "HEAD" && p.what == Act::chunked) p.what = Act::head_body;  // a HEAD reply carries no chunks
+  if (method != "HEAD" && p.what == Act::head_body) p.what = Act::stray_bytes;
   p.delay_ms = pick(0, 1) == 0 ? 0 : static_cast<unsigned>(pick(1, 20));
   p.complete_reply = pick(0, 1) == 0;
   auto part = [&] { return pick(0, 5) == 0 ? pick(big_part_min, big_part_max) : pick(0, small_part); };
@@ -91,32 +91,32 @@ plan choose(std::mt19937_64& rng, const std::string& method) {
   p.trailer = part();
   p.cut_at = pick(0, 1 << 20);
   p.reset = pick(0, 1) == 0;
-  p.interims = static_cast<unsigned>(p.what == act::switching ? pick(0, 1) : pick(1, 3));
+  p.interims = static_cast<unsigned>(p.what == Act::switching ? pick(0, 1) : pick(1, 3));
   return p;
 }
 
-bool over_bound(const plan& p) { return p.extension > small_part || p.trailer > small_part; }
+bool over_bound(const Plan& p) { return p.extension > small_part || p.trailer > small_part; }
 
 // What the caller must get: its own tagged reply, or this failure.
-Failure expected_failure(const plan& p) {
+Failure expected_failure(const Plan& p) {
   switch (p.what) {
-    case act::switching:
-    case act::cut: return Failure::failed_after_send;
-    case act::chunked: return over_bound(p) ? Failure::response_too_large : Failure::none;
+    case Act::switching:
+    case Act::cut: return Failure::failed_after_send;
+    case Act::chunked: return over_bound(p) ? Failure::response_too_large : Failure::none;
     default: return Failure::none;
   }
 }
 
 // Requests of one partition wait here while one of its connections may
 // still receive stray bytes.
-struct partition_gate {
+struct PartitionGate {
   std::mutex mutex;
   std::condition_variable changed;
   int pending = 0;
 };
 
 // Poisoning plans whose bytes have reached the client, by tag.
-class landed_tags {
+class LandedTags {
  public:
   void add(const std::string& tag) {
     std::lock_guard lock(mutex_);
@@ -143,7 +143,7 @@ std::string interim_reply(unsigned status) {
 }
 
 // One connection of the misbehaving provider.
-void serve(session& s, landed_tags& landed, std::atomic<int>& after_poison) {
+void serve(ServerSession& s, LandedTags& landed, std::atomic<int>& after_poison) {
   bool poisoned = false;
   while (auto request = s.read_request()) {
     const auto tag = tag_of(*request);
@@ -153,7 +153,7 @@ void serve(session& s, landed_tags& landed, std::atomic<int>& after_poison) {
       continue;
     }
     const auto plans = request->values("X-Plan");
-    const plan p = plans.empty() ? plan{} : plan::parse(plans.front());
+    const Plan p = plans.empty() ? Plan{} : Plan::parse(plans.front());
     const bool head = request->method == "HEAD";
     const std::string good = head ? head_reply(tag, ("tag:" + tag).size()) : tagged_reply(tag);
     auto poison = [&](const std::string& reply, const std::string& stray) {
@@ -169,22 +169,22 @@ void serve(session& s, landed_tags& landed, std::atomic<int>& after_poison) {
       landed.add(tag);
     };
     switch (p.what) {
-      case act::ok: s.write(good); break;
-      case act::stray_bytes:
+      case Act::ok: s.write(good); break;
+      case Act::stray_bytes:
         poison(good, p.complete_reply ? tagged_reply("stray-" + tag) : std::string("garbage\r\n\r\n"));
         break;
-      case act::head_body: {
+      case Act::head_body: {
         const std::string stray = tagged_reply("stray-" + tag);
         poison(head_reply(tag, stray.size()), stray);
         break;
       }
-      case act::interim: {
+      case Act::interim: {
         std::string out;
         for (unsigned i = 0; i < p.interims; ++i) out += interim_reply(i % 3 == 0 ? 100 : i % 3 == 1 ? 103 : 102);
         s.write(out + good);
         break;
       }
-      case act::switching: {
+      case Act::switching: {
         std::string out = p.interims ? interim_reply(100) : std::string();
         out += "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: x\r\n\r\n";
         s.write(out + tagged_reply("after-101-" + tag));
@@ -193,7 +193,7 @@ void serve(session& s, landed_tags& landed, std::atomic<int>& after_poison) {
         landed.add(tag);
         break;
       }
-      case act::chunked: {
+      case Act::chunked: {
         // "tag:" and the tag as two chunks, the extension on the first.
         std::ostringstream size;
         size << std::hex << tag.size();
@@ -204,7 +204,7 @@ void serve(session& s, landed_tags& landed, std::atomic<int>& after_poison) {
           return;  // the client gave up on it
         break;
       }
-      case act::cut: {
+      case Act::cut: {
         s.write(good.substr(0, p.cut_at % good.size()));
         return p.reset ? s.reset() : s.close();
       }
@@ -212,7 +212,7 @@ void serve(session& s, landed_tags& landed, std::atomic<int>& after_poison) {
   }
 }
 
-struct outcome_log {
+struct OutcomeLog {
   std::mutex mutex;
   std::vector<std::string> errors;
   std::map<std::string, int> counts;
@@ -227,7 +227,7 @@ struct outcome_log {
 };
 
 // Checks one result against its plan; the text of what is wrong, if anything.
-std::string judge(const Request& request, const std::string& tag, const plan& p, const Result& r) {
+std::string judge(const Request& request, const std::string& tag, const Plan& p, const Result& r) {
   std::ostringstream why;
   const Failure expected = expected_failure(p);
   if (r.failure != expected) {
@@ -246,7 +246,7 @@ std::string judge(const Request& request, const std::string& tag, const plan& p,
     if (response.status != 200) why << "status " << response.status;
     if (echoed != tag) why << "the reply of '" << echoed << "'";
     if (response.body != body) why << "body '" << response.body.substr(0, 80) << "'";
-    if (p.what == act::chunked) {
+    if (p.what == Act::chunked) {
       const auto trailer = std::find_if(response.headers.begin(), response.headers.end(),
                                         [](const Header& h) { return h.name == "X-Trailer"; });
       if (trailer == response.headers.end() || trailer->value.size() != p.trailer)
@@ -265,20 +265,20 @@ std::uint64_t seed_from_environment() {
 TEST_CASE("a randomized misbehaving provider: every caller gets its own reply or a failure, in bounded memory") {
   const std::uint64_t seed = seed_from_environment();
   INFO("seed " << seed << " (UPSTREAM_FUZZ_SEED=" << seed << " replays the same plans)");
-  landed_tags landed;
+  LandedTags landed;
   std::atomic<int> after_poison{0};
-  test_server server([&](session& s) { serve(s, landed, after_poison); });
-  per_thread_harness h;
+  TestServer server([&](ServerSession& s) { serve(s, landed, after_poison); });
+  PerThreadHarness h;
   auto e = local(server);
   e.max_connections = 64;  // more than the workers: no request ever waits for a slot (see the top)
   e.max_response_body = 64 * 1024;
 
   const std::vector<std::string> partitions{"tenant-a", "tenant-b", "tenant-c", ""};
-  std::map<std::string, partition_gate> gates;
+  std::map<std::string, PartitionGate> gates;
   for (const auto& p : partitions) gates[p];
   constexpr int workers_per_partition = 2;
   constexpr int rounds_per_worker = 50;
-  outcome_log log;
+  OutcomeLog log;
 
   REQUIRE(reset_peak_rss());
   const std::size_t before_kib = status_kib("VmRSS");
@@ -286,14 +286,14 @@ TEST_CASE("a randomized misbehaving provider: every caller gets its own reply or
   for (std::size_t w = 0; w < partitions.size() * workers_per_partition; ++w) {
     workers.emplace_back([&, w] {
       const std::string& partition = partitions[w % partitions.size()];
-      partition_gate& gate = gates.at(partition);
+      PartitionGate& gate = gates.at(partition);
       std::mt19937_64 rng(seed * 1000003 + w);
       for (int round = 0; round < rounds_per_worker; ++round) {
         static const char* const methods[] = {"GET", "GET", "HEAD", "POST"};
         Request request{methods[rng() % 4], "/", {}, {}};
         const std::string tag = (partition.empty() ? "internal" : partition) + "-" + std::to_string(w) + "-" +
                                 std::to_string(round);
-        const plan p = choose(rng, request.method);
+        const Plan p = choose(rng, request.method);
         request.headers = {{"X-Tag", tag}, {"X-Plan", p.header()}};
         if (request.method == "POST") request.body = "{\"n\":" + std::to_string(round) + "}";
         request.resend_if_stale = request.method != "POST" && rng() % 2 == 0;

@@ -23,10 +23,10 @@ void check_own_reply(const Result& r, const std::string& tag) {
 // `release` declared after its server, so a failing test never leaves the
 // provider's thread waiting while the server joins it.
 struct LateBytes {
-  gate release;
+  Gate release;
   std::promise<void> landed;
 
-  void send(session& s, const std::string& bytes) {
+  void send(ServerSession& s, const std::string& bytes) {
     release.future.wait();
     s.write(bytes);
     s.wait_acknowledged();
@@ -41,7 +41,7 @@ struct LateBytes {
 TEST_CASE("HEAD whose announced body comes later: no later GET, of any partition, reads it") {
   LateBytes late;  // the HEAD's "body", only once the test has sent its GETs
   std::atomic<int> after_poison{0};
-  test_server server([&](session& s) {
+  TestServer server([&](ServerSession& s) {
     bool poisoned = false;
     while (auto request = s.read_request()) {
       if (poisoned) ++after_poison;
@@ -58,8 +58,8 @@ TEST_CASE("HEAD whose announced body comes later: no later GET, of any partition
       late.send(s, stale);
     }
   });
-  gate::opener open_at_end{late.release};
-  harness h;
+  Gate::Opener open_at_end{late.release};
+  Harness h;
   const auto e = local(server);
 
   Result head = h.send(e, tagged("HEAD", "head-a", "tenant-a"));
@@ -97,7 +97,7 @@ TEST_CASE("bytes that arrive on an idle connection after a reply are never read 
   }
   LateBytes late;  // once the client has the reply, and the connection is idle
   std::atomic<int> after_poison{0};
-  test_server server([&](session& s) {
+  TestServer server([&](ServerSession& s) {
     bool poisoned = false;
     while (auto request = s.read_request()) {
       if (poisoned) ++after_poison;
@@ -107,8 +107,8 @@ TEST_CASE("bytes that arrive on an idle connection after a reply are never read 
       late.send(s, extra);
     }
   });
-  gate::opener open_at_end{late.release};
-  harness h;
+  Gate::Opener open_at_end{late.release};
+  Harness h;
   const auto e = local(server);
   check_own_reply(h.send(e, tagged("GET", "first", "tenant-a")), "first");
   late.open_and_wait();
@@ -121,7 +121,7 @@ TEST_CASE("bytes that arrive on an idle connection after a reply are never read 
 
 TEST_CASE("bytes sent right behind a reply: the connection is not reused") {
   std::atomic<int> after_poison{0};
-  test_server server([&](session& s) {
+  TestServer server([&](ServerSession& s) {
     bool poisoned = false;
     while (auto request = s.read_request()) {
       if (poisoned) ++after_poison;
@@ -130,7 +130,7 @@ TEST_CASE("bytes sent right behind a reply: the connection is not reused") {
       poisoned = s.index() == 0;
     }
   });
-  harness h;
+  Harness h;
   const auto e = local(server);
   check_own_reply(h.send(e, tagged("GET", "first", "tenant-a")), "first");
   check_own_reply(h.send(e, tagged("GET", "second", "tenant-a")), "second");
@@ -145,7 +145,7 @@ TEST_CASE("101 Switching Protocols, never asked for, is a failure after send and
   SUBCASE("after a 100 Continue") { before = "HTTP/1.1 100 Continue\r\n\r\n"; }
   SUBCASE("to a POST") { first = Request{"POST", "/pay", {{"X-Tag", "first"}}, "{}"}; }
   std::atomic<int> after_poison{0};
-  test_server server([&](session& s) {
+  TestServer server([&](ServerSession& s) {
     bool poisoned = false;
     while (auto request = s.read_request()) {
       if (poisoned) ++after_poison;
@@ -160,7 +160,7 @@ TEST_CASE("101 Switching Protocols, never asked for, is a failure after send and
       poisoned = true;
     }
   });
-  harness h;
+  Harness h;
   const auto e = local(server);
   Result r = h.send(e, first);
   check_failure(r, Failure::failed_after_send, true);
@@ -186,10 +186,10 @@ TEST_CASE("interim replies: skipped, and after one other than 100 the connection
     interim = "HTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 102 Processing\r\n\r\n";
     connections = 2;
   }
-  test_server server([&](session& s) {
+  TestServer server([&](ServerSession& s) {
     while (auto request = s.read_request()) s.write(interim + tagged_reply(tag_of(*request)));
   });
-  harness h;
+  Harness h;
   const auto e = local(server);
   Result r = h.send(e, tagged("GET", "first", "tenant-a"));
   check_own_reply(r, "first");
@@ -200,10 +200,10 @@ TEST_CASE("interim replies: skipped, and after one other than 100 the connection
 }
 
 TEST_CASE("idle connections are reused only within their partition") {
-  test_server server([](session& s) {
+  TestServer server([](ServerSession& s) {
     while (auto request = s.read_request()) s.write(tagged_reply(tag_of(*request)));
   });
-  harness h;
+  Harness h;
   const auto e = local(server);
   int n = 0;
   for (const char* partition : {"tenant-a", "tenant-b", "", "tenant-a", "tenant-b", "", "tenant-a"}) {
@@ -214,10 +214,10 @@ TEST_CASE("idle connections are reused only within their partition") {
 }
 
 TEST_CASE("max_connections counts other partitions' idle connections: one is closed to open another") {
-  test_server server([](session& s) {
+  TestServer server([](ServerSession& s) {
     while (auto request = s.read_request()) s.write(tagged_reply(tag_of(*request)));
   });
-  harness h;
+  Harness h;
   auto e = local(server);
   e.max_connections = 1;
   e.idle_retire = 600s;  // only the limit may close it within the test's wait

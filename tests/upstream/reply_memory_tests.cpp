@@ -39,12 +39,12 @@ TEST_CASE("a chunk extension or trailer larger than the read buffer is response_
     times = 64 * MiB;
     after = "5\r\nhello\r\n0\r\n\r\n";
   }
-  test_server server([&](session& s) {
+  TestServer server([&](ServerSession& s) {
     if (!s.read_request()) return;
     if (s.write(before) && s.write_repeated(unit, times)) s.write(after);
     s.wait_for_eof();
   });
-  harness h;
+  Harness h;
   auto e = local(server);
   e.max_response_body = 1 * MiB;
   REQUIRE(reset_peak_rss());
@@ -87,8 +87,8 @@ TEST_CASE("bodies up to max_response_body, extensions and trailers under the bou
                "\r\n" + body.substr(0, 2 * MiB) + "\r\n200000\r\n" + body.substr(2 * MiB) + "\r\n0\r\nX-Trailer: " +
                trailer + "\r\n\r\n";
   }
-  test_server server(answer_all(response));
-  harness h;
+  TestServer server(answer_all(response));
+  Harness h;
   auto e = local(server);
   e.max_response_body = 4 * MiB;
   for (int i = 0; i < 2; ++i) {  // and the connection is reused after each

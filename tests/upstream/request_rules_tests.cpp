@@ -10,11 +10,11 @@ TEST_CASE("request_problem accepts a plain request and rejects smuggling charact
   Request ok{"POST", "/v1/items?x=1", {{"X-Trace", "a\tb"}, {"Idempotency-Key", "k-1"}}, "{}"};
   CHECK(request_problem(ok).empty());
 
-  struct row {
+  struct Row {
     Request request;
     const char* why;
   };
-  const row rows[] = {
+  const Row rows[] = {
       {{"", "/", {}, {}}, "empty method"},
       {{"PO ST", "/", {}, {}}, "space in method"},
       {{"POST", "", {}, {}}, "empty target"},

@@ -25,31 +25,31 @@ bool iequal(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::vector<std::string> raw_request::values(std::string_view name) const {
+std::vector<std::string> RawRequest::values(std::string_view name) const {
   std::vector<std::string> out;
   for (const auto& [n, v] : headers)
     if (iequal(n, name)) out.push_back(v);
   return out;
 }
 
-session::session(tcp::socket socket, net::ssl::context* tls, int index)
+ServerSession::ServerSession(tcp::socket socket, net::ssl::context* tls, int index)
     : socket_(std::move(socket)), index_(index) {
   if (tls) tls_.emplace(socket_, *tls);
 }
 
-bool session::handshake() {
+bool ServerSession::handshake() {
   if (!tls_) return true;
   boost::system::error_code ec;
   tls_->handshake(net::ssl::stream_base::server, ec);
   return !ec;
 }
 
-std::size_t session::read_some(char* data, std::size_t size, boost::system::error_code& ec) {
+std::size_t ServerSession::read_some(char* data, std::size_t size, boost::system::error_code& ec) {
   if (tls_) return tls_->read_some(net::buffer(data, size), ec);
   return socket_.read_some(net::buffer(data, size), ec);
 }
 
-bool session::fill() {
+bool ServerSession::fill() {
   char chunk[16 * 1024];
   boost::system::error_code ec;
   std::size_t n = read_some(chunk, sizeof chunk, ec);
@@ -58,14 +58,14 @@ bool session::fill() {
   return true;
 }
 
-std::optional<raw_request> session::read_head() {
+std::optional<RawRequest> ServerSession::read_head() {
   std::size_t end;
   while ((end = buffer_.find("\r\n\r\n")) == std::string::npos)
     if (!fill()) return std::nullopt;
   std::string head = buffer_.substr(0, end);
   buffer_.erase(0, end + 4);
 
-  raw_request request;
+  RawRequest request;
   std::size_t line_end = head.find("\r\n");
   std::string line = head.substr(0, line_end);
   std::size_t first_space = line.find(' ');
@@ -84,7 +84,7 @@ std::optional<raw_request> session::read_head() {
   return request;
 }
 
-std::optional<raw_request> session::read_request() {
+std::optional<RawRequest> ServerSession::read_request() {
   auto request = read_head();
   if (!request) return std::nullopt;
   auto lengths = request->values("Content-Length");
@@ -96,7 +96,7 @@ std::optional<raw_request> session::read_request() {
   return request;
 }
 
-bool session::write(std::string_view bytes) {
+bool ServerSession::write(std::string_view bytes) {
   boost::system::error_code ec;
   if (tls_)
     net::write(*tls_, net::buffer(bytes), ec);
@@ -105,7 +105,7 @@ bool session::write(std::string_view bytes) {
   return !ec;
 }
 
-bool session::write_repeated(std::string_view unit, std::size_t times) {
+bool ServerSession::write_repeated(std::string_view unit, std::size_t times) {
   const std::size_t per_piece = std::max<std::size_t>(1, 64 * 1024 / unit.size());
   std::string piece;
   for (std::size_t i = 0; i < std::min(per_piece, times); ++i) piece += unit;
@@ -117,7 +117,7 @@ bool session::write_repeated(std::string_view unit, std::size_t times) {
   return true;
 }
 
-void session::wait_acknowledged() {
+void ServerSession::wait_acknowledged() {
   // SIOCOUTQ: bytes written but not yet acknowledged by the peer. Bounded,
   // so a test that went wrong cannot hang here.
   // A connection the client has closed or reset acknowledges nothing more.
@@ -134,18 +134,18 @@ void session::wait_acknowledged() {
   }
 }
 
-void session::wait_for_eof() {
+void ServerSession::wait_for_eof() {
   while (fill()) buffer_.clear();
 }
 
-void session::close() {
+void ServerSession::close() {
   std::lock_guard lock(fd_mutex_);
   boost::system::error_code ec;
   socket_.close(ec);
   closed_ = true;
 }
 
-void session::reset() {
+void ServerSession::reset() {
   std::lock_guard lock(fd_mutex_);
   boost::system::error_code ec;
   socket_.set_option(net::socket_base::linger(true, 0), ec);
@@ -153,18 +153,18 @@ void session::reset() {
   closed_ = true;
 }
 
-void session::force_shutdown() {
+void ServerSession::force_shutdown() {
   std::lock_guard lock(fd_mutex_);
   if (!closed_) ::shutdown(socket_.native_handle(), SHUT_RDWR);
 }
 
-test_server::test_server(script run, net::ssl::context* tls)
+TestServer::TestServer(script run, net::ssl::context* tls)
     : run_(std::move(run)), tls_(tls), acceptor_(io_, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0)) {
   port_ = acceptor_.local_endpoint().port();
   acceptor_thread_ = std::thread([this] { accept_loop(); });
 }
 
-void test_server::accept_loop() {
+void TestServer::accept_loop() {
   for (;;) {
     tcp::socket socket(io_);
     boost::system::error_code ec;
@@ -173,7 +173,7 @@ void test_server::accept_loop() {
     if (ec) continue;
     int index = connections_++;
     std::lock_guard lock(sessions_mutex_);
-    auto& s = sessions_.emplace_back(std::make_unique<session>(std::move(socket), tls_, index));
+    auto& s = sessions_.emplace_back(std::make_unique<ServerSession>(std::move(socket), tls_, index));
     session_threads_.emplace_back([this, s = s.get()] {
       if (s->handshake()) run_(*s);
       ++finished_;
@@ -181,7 +181,7 @@ void test_server::accept_loop() {
   }
 }
 
-test_server::~test_server() {
+TestServer::~TestServer() {
   stopping_ = true;
   {
     // Wakes the blocking accept().

@@ -24,7 +24,7 @@ namespace gw::upstream::test {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-struct raw_request {
+struct RawRequest {
   std::string method, target;
   std::vector<std::pair<std::string, std::string>> headers;  // as received
   std::string body;
@@ -32,19 +32,19 @@ struct raw_request {
   std::vector<std::string> values(std::string_view name) const;
 };
 
-class session {
+class ServerSession {
  public:
-  session(tcp::socket socket, net::ssl::context* tls, int index);
-  session(const session&) = delete;
-  session& operator=(const session&) = delete;
+  ServerSession(tcp::socket socket, net::ssl::context* tls, int index);
+  ServerSession(const ServerSession&) = delete;
+  ServerSession& operator=(const ServerSession&) = delete;
 
   bool handshake();  // TLS only; false when the client gave up or failed
   int index() const { return index_; }
 
   // One whole request (Content-Length framed); nullopt at EOF or error.
-  std::optional<raw_request> read_request();
+  std::optional<RawRequest> read_request();
   // Just the request line and headers; the body stays unread.
-  std::optional<raw_request> read_head();
+  std::optional<RawRequest> read_head();
   bool write(std::string_view bytes);
   // Writes `unit` `times` times in pieces, never holding them all: a
   // provider streaming more than a client should ever buffer. False once a
@@ -70,15 +70,15 @@ class session {
   bool closed_ = false;
 };
 
-class test_server {
+class TestServer {
  public:
-  using script = std::function<void(session&)>;
+  using script = std::function<void(ServerSession&)>;
 
   // `tls` (server context) must outlive the server; null means plain TCP.
-  explicit test_server(script run, net::ssl::context* tls = nullptr);
-  ~test_server();
-  test_server(const test_server&) = delete;
-  test_server& operator=(const test_server&) = delete;
+  explicit TestServer(script run, net::ssl::context* tls = nullptr);
+  ~TestServer();
+  TestServer(const TestServer&) = delete;
+  TestServer& operator=(const TestServer&) = delete;
 
   std::string port() const { return std::to_string(port_); }
   int connections() const { return connections_.load(); }
@@ -97,7 +97,7 @@ class test_server {
   std::atomic<int> finished_{0};
   std::thread acceptor_thread_;
   std::mutex sessions_mutex_;
-  std::list<std::unique_ptr<session>> sessions_;
+  std::list<std::unique_ptr<ServerSession>> sessions_;
   std::vector<std::thread> session_threads_;
 };
 

@@ -8,14 +8,14 @@
 namespace gw::upstream::test {
 namespace {
 
-struct temp_dir {
+struct TempDir {
   std::filesystem::path path;
-  temp_dir() {
+  TempDir() {
     std::string pattern = (std::filesystem::temp_directory_path() / "gw-upstream-tls-XXXXXX").string();
     if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
     path = pattern;
   }
-  ~temp_dir() {
+  ~TempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
   }
@@ -23,10 +23,10 @@ struct temp_dir {
 
 }  // namespace
 
-const tls_files& tls_files::get() {
-  static temp_dir dir;
-  static tls_files files = [] {
-    tls_files f{(dir.path / "cert.pem").string(), (dir.path / "key.pem").string()};
+const TlsFiles& TlsFiles::get() {
+  static TempDir dir;
+  static TlsFiles files = [] {
+    TlsFiles f{(dir.path / "cert.pem").string(), (dir.path / "key.pem").string()};
     std::string command =
         "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2"
         " -subj /CN=localhost -addext subjectAltName=DNS:localhost"

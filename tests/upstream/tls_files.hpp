@@ -7,11 +7,11 @@
 
 namespace gw::upstream::test {
 
-struct tls_files {
+struct TlsFiles {
   std::string cert;  // PEM; also the CA bundle that trusts it
   std::string key;
 
-  static const tls_files& get();  // throws when openssl fails
+  static const TlsFiles& get();  // throws when openssl fails
 };
 
 }  // namespace gw::upstream::test

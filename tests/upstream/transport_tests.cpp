@@ -12,13 +12,13 @@ namespace {
 
 using tcp = net::ip::tcp;
 
-struct write_outcome {
+struct WriteOutcome {
   error_code ec;
   std::size_t bytes = 0;
 };
 
-write_outcome write_some(net::io_context& io, transport& t, std::string_view data) {
-  write_outcome out;
+WriteOutcome write_some(net::io_context& io, Transport& t, std::string_view data) {
+  WriteOutcome out;
   t.async_write_some(net::buffer(data), [&](error_code ec, std::size_t n) { out = {ec, n}; });
   io.restart();
   io.run();
@@ -28,7 +28,7 @@ write_outcome write_some(net::io_context& io, transport& t, std::string_view dat
 TEST_CASE("transport counts accepted bytes per exchange and nothing for a refused write") {
   net::io_context io;
   tcp::acceptor acceptor(io, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
-  transport t(io.get_executor(), nullptr);
+  Transport t(io.get_executor(), nullptr);
   t.socket().connect(acceptor.local_endpoint());
   tcp::socket peer(io);
   acceptor.accept(peer);
@@ -52,7 +52,7 @@ TEST_CASE("transport counts accepted bytes per exchange and nothing for a refuse
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     char byte;
     t.socket().non_blocking(true);
-    t.socket().receive(net::buffer(&byte, 1), socket_type::message_peek, seen);
+    t.socket().receive(net::buffer(&byte, 1), TcpSocket::message_peek, seen);
     if (seen == net::error::would_block) seen = {};
   }
   REQUIRE(seen);
