@@ -3,6 +3,8 @@
 // pause on a timer, a bounded number of times; the outcome lane is served
 // while the request lane refuses new work.
 #include "service/db/database.hpp"
+#include "store/pg_result.hpp"
+#include "store/prepared.hpp"
 #include "support/test_database.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -14,6 +16,8 @@
 #include <doctest/doctest.h>
 
 #include <future>
+#include <optional>
+#include <tuple>
 #include <latch>
 #include <mutex>
 
@@ -126,13 +130,22 @@ struct HeldWorker {
   std::latch holding{1}, let_go{1};
 };
 
+// A decision with no one-statement form: decide_direct hands it to the pool.
+struct NoStatement {
+  Statement statement{"gw_test_none", ""};
+  std::tuple<> args() const { return {}; }
+  std::optional<int> answer(const PgRow&) { return std::nullopt; }
+  static std::optional<int> refused(const std::string&) { return std::nullopt; }
+};
+
 // A decision that may share: inserts `value` into table t and returns it.
-auto shared_insert(Rig& rig, int value) {
+auto shared_insert(Database& database, int value) {
   auto insert = [value](pqxx::dbtransaction& tx) {
     tx.exec0("INSERT INTO t VALUES (" + std::to_string(value) + ")");
     return value;
   };
-  return rig.database.decide_shared([insert](Session& s) { return serializable(s, insert); }, insert);
+  return database.decide_direct([] { return std::optional<NoStatement>{}; },
+                                [insert](Session& s, bool) { return serializable(s, insert); }, insert);
 }
 
 }  // namespace
@@ -142,7 +155,7 @@ TEST_CASE("database: decisions waiting together share one transaction and one co
   rig.db.exec("CREATE TABLE t (v int PRIMARY KEY)");
   HeldWorker held(rig);
   std::vector<std::future<int>> results;
-  for (int v = 1; v <= 5; ++v) results.push_back(asio::co_spawn(rig.io, shared_insert(rig, v), asio::use_future));
+  for (int v = 1; v <= 5; ++v) results.push_back(asio::co_spawn(rig.io, shared_insert(rig.database, v), asio::use_future));
   // Each coroutine submits its job when the context runs; the worker is still busy.
   while (rig.pool.queued() < 5) rig.io.run_one();
   held.let_go.count_down();
@@ -160,7 +173,7 @@ TEST_CASE("database: a shared transaction that fails is split and each decision 
   rig.db.exec("INSERT INTO t VALUES (2)");  // the second decision fails on the key
   HeldWorker held(rig);
   std::vector<std::future<int>> results;
-  for (int v = 1; v <= 3; ++v) results.push_back(asio::co_spawn(rig.io, shared_insert(rig, v), asio::use_future));
+  for (int v = 1; v <= 3; ++v) results.push_back(asio::co_spawn(rig.io, shared_insert(rig.database, v), asio::use_future));
   while (rig.pool.queued() < 3) rig.io.run_one();
   held.let_go.count_down();
   rig.io.run();
@@ -191,13 +204,7 @@ TEST_CASE("database: with group_max 1 every decision commits alone") {
   holding.wait();
   std::vector<std::future<int>> results;
   for (int v = 1; v <= 3; ++v) {
-    auto insert = [v](pqxx::dbtransaction& tx) {
-      tx.exec0("INSERT INTO t VALUES (" + std::to_string(v) + ")");
-      return v;
-    };
-    results.push_back(asio::co_spawn(
-        io, database.decide_shared([insert](Session& s) { return serializable(s, insert); }, insert),
-        asio::use_future));
+    results.push_back(asio::co_spawn(io, shared_insert(database, v), asio::use_future));
   }
   while (pool.queued() < 3) io.run_one();
   let_go.count_down();

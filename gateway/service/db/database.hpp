@@ -57,20 +57,14 @@ class Database {
   }
 
   // decide() for a decision that may share its transaction and commit with
-  // others waiting at the same time (Pool::Job::Shared): `alone(Session&)`
-  // makes it in a transaction of its own, `in_tx(pqxx::dbtransaction&)` the
-  // same decision inside a transaction the worker opened. Either may run
-  // more than once before one commits.
-  template <class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&>>
-  asio::awaitable<R> decide_shared(Alone alone, InTx in_tx, Lane lane = Lane::request) {
-    static_assert(std::is_same_v<R, std::invoke_result_t<InTx&, pqxx::dbtransaction&>>);
-    co_return co_await retried<R>([&] { return submit<R>(alone, &in_tx, lane); });
-  }
-
-  // decide_shared(), first tried as one statement alone on a connection
-  // this I/O thread drives itself (service/db/direct_connections.hpp), when one is
-  // free and, if the pool shares commits, no decision is waiting there to
-  // share one with.
+  // others waiting at the same time (Pool::Job::Shared, database.group_max),
+  // first tried as one statement alone on a connection this I/O thread
+  // drives itself (service/db/direct_connections.hpp), when one is free and,
+  // if the pool shares commits, no decision is waiting there to share one
+  // with. On the pool, `alone(Session&, tried)` makes it in a transaction of
+  // its own and `in_tx(pqxx::dbtransaction&)` the same decision inside a
+  // transaction the worker opened; either may run more than once before one
+  // commits.
   // `ask()` makes the statement, a OneStatementDecision (store/prepared.hpp),
   // or an empty optional of it when it does not apply to this decision. The
   // pool makes the decision otherwise, `alone(session, tried)` told whether
@@ -238,10 +232,6 @@ class TimedDatabase {
   template <class Fn, class R = std::invoke_result_t<Fn&, Session&>>
   asio::awaitable<R> decide(Fn fn, Lane lane = Lane::request) {
     return timed<R>(database_.decide(std::move(fn), lane), spent_);
-  }
-  template <class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&>>
-  asio::awaitable<R> decide_shared(Alone alone, InTx in_tx, Lane lane = Lane::request) {
-    return timed<R>(database_.decide_shared(std::move(alone), std::move(in_tx), lane), spent_);
   }
   template <class Ask, class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&, bool>>
   asio::awaitable<R> decide_direct(Ask ask, Alone alone, InTx in_tx, Lane lane = Lane::request) {
