@@ -36,6 +36,9 @@ using json = nlohmann::json;
 
 // Walks one JSON object, remembering its path for errors and rejecting
 // members nobody asked for (a typo must not silently become a default).
+// Whether a config field must be given.
+enum class Presence { optional, required };
+
 class Object {
  public:
   Object(const json& j, std::string path) : j_(j), path_(std::move(path)) {
@@ -54,10 +57,10 @@ class Object {
   }
   std::string at(const std::string& key) const { return path_ + "." + key; }
 
-  void string(const std::string& key, std::string& out, bool required = false) {
+  void string(const std::string& key, std::string& out, Presence presence = Presence::optional) {
     auto v = get(key);
     if (!v) {
-      if (required) fail(at(key), "is required");
+      if (presence == Presence::required) fail(at(key), "is required");
       return;
     }
     if (!v->is_string()) fail(at(key), "must be a string");
@@ -187,7 +190,7 @@ LookupConfig parse_lookup(const json& j, const std::string& path) {
   Object o(j, path);
   o.string("method", l.method);
   if (l.method != "GET" && l.method != "HEAD") fail(o.at("method"), "must be GET or HEAD");
-  o.string("path", l.path, true);
+  o.string("path", l.path, Presence::required);
   if (auto problem = lookup_path_problem(l.path)) fail(o.at("path"), *problem);
   if (auto f = o.get("found")) l.found = lookup_statuses(*f, o.at("found"));
   if (auto n = o.get("not_found")) l.not_found = lookup_statuses(*n, o.at("not_found"));
@@ -395,7 +398,7 @@ WebhookConfig parse_webhooks(const json& j, const std::string& path) {
   });
   if (w.keys.empty()) fail(o.at("secret_envs"), "must name at least one environment variable");
   o.millis("tolerance_ms", w.tolerance, 1000, 86400000);
-  o.string("key_pointer", w.rules.key_pointer, true);
+  o.string("key_pointer", w.rules.key_pointer, Presence::required);
   if (!is_member_pointer(w.rules.key_pointer))
     fail(o.at("key_pointer"), "must be a JSON pointer to a member, such as \"/idempotency_key\"");
   std::string outcome_pointer;
@@ -424,8 +427,8 @@ tls::TlsFiles parse_listen_tls(const json& j, const std::string& path) {
   tls::TlsFiles t;
   {
     Object o(j, path);
-    o.string("cert_file", t.cert_file, true);
-    o.string("key_file", t.key_file, true);
+    o.string("cert_file", t.cert_file, Presence::required);
+    o.string("key_file", t.key_file, Presence::required);
     std::string ca;
     o.string("client_ca_file", ca);
     if (o.get("client_ca_file")) t.client_ca_file = ca;
@@ -444,10 +447,10 @@ tls::TlsFiles parse_listen_tls(const json& j, const std::string& path) {
 ProviderConfig parse_provider(const json& j, const std::string& path, const std::string& base_dir) {
   ProviderConfig p;
   Object o(j, path);
-  o.string("name", p.name, true);
+  o.string("name", p.name, Presence::required);
   if (!is_label(p.name)) fail(o.at("name"), "must be a label (1-80 printable ASCII)");
   std::string url;
-  o.string("base_url", url, true);
+  o.string("base_url", url, Presence::required);
   parse_base_url(url, p, o.at("base_url"));
   std::string ca;
   o.string("ca_file", ca);
@@ -609,14 +612,14 @@ Config parse_config(const std::string& text, const std::string& base_dir) {
   }
   std::set<std::string> hashes;
   auto token_hash = [&](Object& o, std::string& out) {
-    o.string("token_sha256", out, true);
+    o.string("token_sha256", out, Presence::required);
     if (!is_hex_sha256(out)) fail(o.at("token_sha256"), "must be 64 lower-case hex digits");
     if (!hashes.insert(out).second) fail(o.at("token_sha256"), "is used twice");
   };
   root.array("agents", [&](const json& v, const std::string& path) {
     AgentToken a;
     Object o(v, path);
-    o.string("name", a.name, true);
+    o.string("name", a.name, Presence::required);
     token_hash(o, a.token_sha256);
     o.array("tenants", [&](const json& t, const std::string& item) {
       auto tenant = string_item(t, item);
@@ -629,7 +632,7 @@ Config parse_config(const std::string& text, const std::string& base_dir) {
   root.array("operators", [&](const json& v, const std::string& path) {
     OperatorToken t;
     Object o(v, path);
-    o.string("name", t.name, true);
+    o.string("name", t.name, Presence::required);
     token_hash(o, t.token_sha256);
     c.operators.push_back(std::move(t));
   });

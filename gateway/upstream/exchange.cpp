@@ -67,11 +67,11 @@ class ResponseParser final : public http::basic_parser<false> {
 
 class Exchange : public std::enable_shared_from_this<Exchange> {
  public:
-  Exchange(std::shared_ptr<Connection> conn, Request request, const Endpoint& endpoint, bool reused,
+  Exchange(std::shared_ptr<Connection> conn, Request request, const Endpoint& endpoint, ConnectionUse use,
            ExchangeHandler done)
       : conn_(std::move(conn)),
         endpoint_(&endpoint),
-        may_resend_(reused && request.resend_if_stale),
+        may_resend_(use == ConnectionUse::reused && request.resend_if_stale),
         head_(request.method == "HEAD"),
         body_limit_(endpoint.max_response_body),
         timeout_(endpoint.request_timeout),
@@ -112,8 +112,8 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
       auto& stream = conn_->stream();
       std::string cause = conn_->timed_out() ? "request_timeout" : ec.message();
       if (!stream.any_request_byte_sent())
-        return fail(Failure::write_failed_unsent, false, "write failed before any byte was sent: " + cause);
-      return fail(Failure::failed_after_send, true,
+        return fail(Failure::write_failed_unsent, Sent::no, "write failed before any byte was sent: " + cause);
+      return fail(Failure::failed_after_send, Sent::yes,
                   "write failed after " + std::to_string(stream.raw_bytes_sent()) + " bytes: " + cause);
     }
     read_response();
@@ -133,23 +133,24 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   void on_read(error_code ec) {
     // From here on the whole request was accepted by the socket.
     if (ec == http::error::body_limit)
-      return fail(Failure::response_too_large, true, "response body over max_response_body");
+      return fail(Failure::response_too_large, Sent::yes, "response body over max_response_body");
     if (ec == http::error::header_limit)
-      return fail(Failure::response_too_large, true, "response header over 64 KiB");
+      return fail(Failure::response_too_large, Sent::yes, "response header over 64 KiB");
     if (ec == http::error::buffer_overflow)
-      return fail(Failure::response_too_large, true,
+      return fail(Failure::response_too_large, Sent::yes,
                   "response chunk extension or trailer over " + std::to_string(read_buffer_limit) + " bytes");
     if (ec) {
       if (!responded_ && !parser_->got_some() && buffer_.size() == 0 && resend()) return;
       std::string cause = conn_->timed_out() ? "no complete response within request_timeout" : ec.message();
-      return fail(Failure::failed_after_send, true, "request sent, then: " + cause);
+      return fail(Failure::failed_after_send, Sent::yes, "request sent, then: " + cause);
     }
 
     const unsigned status = parser_->response.status;
     // The gateway never asks for an upgrade (Upgrade is hop-by-hop and
     // dropped), so a switch of protocols is a provider gone wrong: nothing of
     // it is relayed, and the connection is closed.
-    if (status == 101) return fail(Failure::failed_after_send, true, "request sent, then an unrequested 101 Switching Protocols");
+    if (status == 101)
+      return fail(Failure::failed_after_send, Sent::yes, "request sent, then an unrequested 101 Switching Protocols");
     if (status >= 100 && status < 200) {  // interim, e.g. 100 Continue
       responded_ = true;
       // Only 100 is common; a provider that sends others (102, 103) is one
@@ -187,18 +188,21 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
     conn_->close();
     conn_ = conn_->fresh();
     conn_->connect(*endpoint_, [self = shared_from_this()](Failure failure, std::string detail) {
-      if (failure != Failure::none) return self->fail(failure, false, "after a kept-alive connection failed: " + detail);
+      if (failure != Failure::none) return self->fail(failure, Sent::no, "after a kept-alive connection failed: " + detail);
       self->start();
     });
     return true;
   }
 
-  void fail(Failure failure, bool sent, std::string detail) {
+  // `sent`: whether a byte of this request had left (else only an earlier
+  // attempt's may have, sent_before_).
+  enum class Sent { no, yes };
+  void fail(Failure failure, Sent sent, std::string detail) {
     conn_->disarm_deadline();
     conn_->close();
     Result result;
     result.failure = failure;
-    result.request_bytes_sent = sent || sent_before_;
+    result.request_bytes_sent = sent == Sent::yes || sent_before_;
     result.detail = std::move(detail);
     auto done = std::move(done_);
     done(std::move(result), nullptr);
@@ -223,9 +227,9 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
 }  // namespace
 
-void run_exchange(std::shared_ptr<Connection> conn, Request request, const Endpoint& endpoint, bool reused,
+void run_exchange(std::shared_ptr<Connection> conn, Request request, const Endpoint& endpoint, ConnectionUse use,
                   ExchangeHandler done) {
-  std::make_shared<Exchange>(std::move(conn), std::move(request), endpoint, reused, std::move(done))->start();
+  std::make_shared<Exchange>(std::move(conn), std::move(request), endpoint, use, std::move(done))->start();
 }
 
 }  // namespace gw::upstream::detail

@@ -138,17 +138,17 @@ void ConnectionPool::on_queue_deadline(const std::shared_ptr<Call>& c) {
 void ConnectionPool::start(const std::shared_ptr<Call>& c) {
   // Every reuse is checked, a read that may be resent too: the resend covers
   // a close, but bytes waiting on the connection would be read as its reply.
-  if (auto conn = take_idle(*c->on, c->partition)) return run(c, std::move(conn), true);
+  if (auto conn = take_idle(*c->on, c->partition)) return run(c, std::move(conn), ConnectionUse::reused);
   if (auto oldest = take_oldest_idle_over_limit(c->partition)) oldest->close();
   auto conn = std::make_shared<Connection>(c->on->get_executor(), tls_context_);
   conn->connect(c->endpoint, [self = shared_from_this(), c, conn](Failure failure, std::string detail) {
     if (failure != Failure::none) return self->finish(c, unsent(failure, std::move(detail)), nullptr);
-    self->run(c, conn, false);
+    self->run(c, conn, ConnectionUse::fresh);
   });
 }
 
-void ConnectionPool::run(const std::shared_ptr<Call>& c, std::shared_ptr<Connection> conn, bool reused) {
-  run_exchange(std::move(conn), std::move(c->request), c->endpoint, reused,
+void ConnectionPool::run(const std::shared_ptr<Call>& c, std::shared_ptr<Connection> conn, ConnectionUse use) {
+  run_exchange(std::move(conn), std::move(c->request), c->endpoint, use,
                [self = shared_from_this(), c](Result result, std::shared_ptr<Connection> reusable) {
                  self->finish(c, std::move(result), std::move(reusable));
                });

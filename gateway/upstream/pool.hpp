@@ -20,6 +20,7 @@
 
 #include "upstream/asio_types.hpp"
 #include "upstream/client.hpp"
+#include "upstream/exchange.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -86,7 +87,7 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   bool take_limits_locked(const Endpoint& endpoint);
   // Holding a slot: reuse an idle connection of c's io_context or open one.
   void start(const std::shared_ptr<Call>& c);
-  void run(const std::shared_ptr<Call>& c, std::shared_ptr<Connection> conn, bool reused);
+  void run(const std::shared_ptr<Call>& c, std::shared_ptr<Connection> conn, ConnectionUse use);
   void finish(const std::shared_ptr<Call>& c, Result result, std::shared_ptr<Connection> reusable);
   void on_queue_deadline(const std::shared_ptr<Call>& c);
   static void complete(Call& c, Result result);
