@@ -95,13 +95,16 @@ std::string history_sql(std::uint32_t timeline) {
 
 bool may_read_history(const std::vector<std::optional<std::string>>& row) { return row.at(6).value_or("f") == "t"; }
 
-ServerState read_state(pqxx::connection& c, bool with_history) {
+// Whether a read of the server's state includes its timeline history.
+enum class History { skip, read };
+
+ServerState read_state(pqxx::connection& c, History history) {
   pqxx::work tx(c);
   tx.exec("SET TRANSACTION ISOLATION LEVEL READ COMMITTED READ ONLY");
   auto row = row_of(tx.exec1(server_state_sql));
   auto s = server_state_from(row);
   s.address = server_address(c.hostname(), c.port());
-  if (with_history && may_read_history(row)) {
+  if (history == History::read && may_read_history(row)) {
     auto h = tx.exec1(history_sql(s.timeline));
     if (!h[0].is_null()) s.history = h[0].c_str();
   }
@@ -219,7 +222,7 @@ AuthorityGuard::AuthorityGuard(std::string state_file, Reporter report)
   memory_ = std::move(*decoded.memory);
 }
 
-std::uint64_t AuthorityGuard::admit(pqxx::connection& c) { return decide(read_state(c, true)); }
+std::uint64_t AuthorityGuard::admit(pqxx::connection& c) { return decide(read_state(c, History::read)); }
 std::uint64_t AuthorityGuard::admit(PGconn* c) { return decide(read_state(c)); }
 
 std::uint64_t AuthorityGuard::decide(const ServerState& s) {
@@ -287,7 +290,7 @@ void AuthorityGuard::regained(const ServerIdentity& id) {
 }
 
 void AuthorityGuard::observe(pqxx::connection& c) {
-  const auto s = read_state(c, false);
+  const auto s = read_state(c, History::skip);
   std::lock_guard lock(mutex_);
   if (!accepted_ || !(*accepted_ == identity_of(s)) || s.in_recovery) return;
   auto next = advance(memory_.watermark, s);

@@ -51,9 +51,9 @@ bool PgConnection::closed_by_server() const {
   return PQstatus(connection_.get()) != CONNECTION_OK || spoke_while_idle(PQsocket(connection_.get()));
 }
 
-asio::awaitable<void> PgConnection::wait(bool write) {
+asio::awaitable<void> PgConnection::wait(Ready ready) {
   auto [ec] = co_await socket_.async_wait(
-      write ? asio::posix::descriptor_base::wait_write : asio::posix::descriptor_base::wait_read,
+      ready == Ready::to_write ? asio::posix::descriptor_base::wait_write : asio::posix::descriptor_base::wait_read,
       asio::as_tuple(asio::use_awaitable));
   if (timed_out_) throw std::runtime_error("no answer within " + std::to_string(call_timeout_.count()) + " ms");
   if (ec) throw std::runtime_error(ec.message());
@@ -65,7 +65,7 @@ asio::awaitable<void> PgConnection::flush() {
     const int left = PQflush(connection_.get());
     if (left == 0) co_return;
     if (left < 0) throw std::runtime_error(pq_message(PQerrorMessage(connection_.get())));
-    co_await wait(true);
+    co_await wait(Ready::to_write);
   }
 }
 
@@ -86,17 +86,17 @@ asio::awaitable<PgResultPtr> PgConnection::results() {
       const bool error = PQresultStatus(next.get()) == PGRES_FATAL_ERROR;
       if (!kept || (error && PQresultStatus(kept.get()) != PGRES_FATAL_ERROR)) kept = std::move(next);
     }
-    co_await wait(false);
+    co_await wait(Ready::to_read);
   }
 }
 
-void PgConnection::fail(const PGresult* result, const Statement& statement, bool sent) {
+void PgConnection::fail(const PGresult* result, const Statement& statement, Sent sent) {
   const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   const std::string message = pq_message(result ? PQresultErrorMessage(result) : PQerrorMessage(connection_.get()));
   if (PQstatus(connection_.get()) != CONNECTION_OK) broken_ = true;
   if (!state) {
     broken_ = true;
-    if (!sent) throw PgNotSent(message);
+    if (sent == Sent::no) throw PgNotSent(message);
     throw AuthorityUnavailable("commit outcome in doubt: " + message);
   }
   switch (classify_sqlstate(state)) {
@@ -144,13 +144,13 @@ asio::awaitable<PgResult> PgConnection::run(const Statement& statement, const Pg
       co_await flush();
       prepared = co_await results();
     } catch (const std::runtime_error&) {
-      fail(nullptr, statement, false);
+      fail(nullptr, statement, Sent::no);
     }
-    if (PQresultStatus(prepared.get()) != PGRES_COMMAND_OK) fail(prepared.get(), statement, false);
+    if (PQresultStatus(prepared.get()) != PGRES_COMMAND_OK) fail(prepared.get(), statement, Sent::no);
     prepared_.emplace(statement.name);
   }
   if (!PQsendQueryPrepared(c, statement.name, params.size(), params.values(), params.lengths(), params.formats(), 0))
-    fail(nullptr, statement, false);
+    fail(nullptr, statement, Sent::no);
   // From here the statement may have reached the server, and committed.
   PgResultPtr result;
   try {
@@ -161,7 +161,7 @@ asio::awaitable<PgResult> PgConnection::run(const Statement& statement, const Pg
     throw AuthorityUnavailable(std::string("commit outcome in doubt: ") + e.what());
   }
   const auto status = PQresultStatus(result.get());
-  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) fail(result.get(), statement, true);
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) fail(result.get(), statement, Sent::maybe);
   co_return PgResult(std::move(result));
 }
 

@@ -82,8 +82,12 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   // std::runtime_error when the connection broke.
   asio::awaitable<void> flush();
   asio::awaitable<PgResultPtr> results();
-  asio::awaitable<void> wait(bool write);
-  [[noreturn]] void fail(const PGresult* result, const Statement& statement, bool sent);
+  // What a wait on the socket is for.
+  enum class Ready { to_read, to_write };
+  asio::awaitable<void> wait(Ready ready);
+  // Whether the statement may have reached the server when it failed.
+  enum class Sent { no, maybe };
+  [[noreturn]] void fail(const PGresult* result, const Statement& statement, Sent sent);
 
   PgConnPtr connection_;
   asio::posix::stream_descriptor socket_;
