@@ -24,7 +24,7 @@ std::optional<EvidenceSource> parse_evidence_source(std::string_view text);
 struct ResolutionInput {
   EvidenceSource source = EvidenceSource::operator_;
   OperationState outcome = OperationState::unknown;  // what the evidence says happened
-  std::optional<OperationState> state;               // as stored; nullopt: no such operation
+  std::optional<OperationState> state{};             // as stored; nullopt: no such operation
   // In flight past its forward deadline (forward_abandoned()): nobody is
   // forwarding it any more, so it is held even before a sweep says so.
   bool abandoned = false;

@@ -51,9 +51,12 @@ constexpr const char* sequence_exhausted = "2200H";
 FreshClaim AuthorityStore::fresh_claim(const TaskScope& scope, const std::string& owner, std::int64_t lease_ms) {
   static const std::string wall = claim_fresh_sql(AuthorityClock(ClockSource::database)),
                            manual = claim_fresh_sql(AuthorityClock(ClockSource::manual));
-  FreshClaim ask{clock_.manual() ? Statement{"gw_claim_fresh_manual", manual.c_str()}
-                                 : Statement{"gw_claim_fresh", wall.c_str()},
-                 lease_ms, clock_.high_water(), {}, pqxx::binarystring(std::string()), &clock_};
+  FreshClaim ask{.statement = clock_.manual() ? Statement{"gw_claim_fresh_manual", manual.c_str()}
+                                             : Statement{"gw_claim_fresh", wall.c_str()},
+                 .lease_ms = lease_ms,
+                 .high_water = clock_.high_water(),
+                 .secret_hash = pqxx::binarystring(std::string()),
+                 .clock = &clock_};
   ask.token.identity.scope = scope;
   ask.token.identity.owner = owner;
   ask.token.secret = new_grant_secret();
@@ -84,7 +87,7 @@ template std::optional<ClaimResult> FreshClaim::answer(const pqxx::row&);
 template std::optional<ClaimResult> FreshClaim::answer(const PgRow&);
 
 std::optional<ClaimResult> FreshClaim::refused(const std::string& sqlstate) {
-  if (sqlstate == sequence_exhausted) return ClaimResult{Code::epoch_exhausted, {}, 0, {}, 0};
+  if (sqlstate == sequence_exhausted) return ClaimResult{.code = Code::epoch_exhausted};
   return std::nullopt;
 }
 

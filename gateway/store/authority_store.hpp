@@ -18,9 +18,9 @@ namespace gw {
 
 struct ClaimResult {
   Code code = Code::ok;
-  GrantIdentity grant;
+  GrantIdentity grant{};
   std::int64_t expires_at_ms = 0;
-  std::string token;  // grant token; the secret inside it is not stored
+  std::string token{};  // grant token; the secret inside it is not stored
   std::int64_t version = 0;
 };
 
@@ -49,7 +49,7 @@ struct FreshClaim {
   std::int64_t lease_ms = 0;
   std::int64_t high_water = 0;
   // Scope, owner and a new secret; realm and epoch come with the answer.
-  GrantToken token;
+  GrantToken token{};
   pqxx::binarystring secret_hash;
   AuthorityClock* clock = nullptr;  // observes the authority time the answer carries
   auto args() const {

@@ -272,15 +272,15 @@ NewAdmission LedgerStore::new_admission(const AdmissionRequest& rq) {
   static const std::string wall = admit_if_new_sql(AuthorityClock(ClockSource::database)),
                            manual = admit_if_new_sql(AuthorityClock(ClockSource::manual));
   const auto& id = rq.token.identity;
-  return NewAdmission{clock_.manual() ? Statement{"gw_admit_if_new_manual", manual.c_str()}
-                                      : Statement{"gw_admit_if_new", wall.c_str()},
-                      rq,
-                      upstream_idempotency_key(rq.scope.tenant, rq.scope.task, rq.operation_id),
-                      clock_.high_water(),
-                      pqxx::binarystring(rq.fingerprint),
-                      pqxx::binarystring(sha256(rq.token.secret)),
-                      id.scope == rq.scope,
-                      &clock_};
+  return NewAdmission{.statement = clock_.manual() ? Statement{"gw_admit_if_new_manual", manual.c_str()}
+                                                  : Statement{"gw_admit_if_new", wall.c_str()},
+                      .request = rq,
+                      .upstream_key = upstream_idempotency_key(rq.scope.tenant, rq.scope.task, rq.operation_id),
+                      .high_water = clock_.high_water(),
+                      .fingerprint = pqxx::binarystring(rq.fingerprint),
+                      .secret_hash = pqxx::binarystring(sha256(rq.token.secret)),
+                      .names_task = id.scope == rq.scope,
+                      .clock = &clock_};
 }
 
 template <class Row>
@@ -324,8 +324,16 @@ AdmissionResult LedgerStore::apply_admission(pqxx::dbtransaction& tx, const Admi
     case Admission::reject:
       // The grant exactly as presented, whatever the task's epoch is now.
       insert_rejection(tx,
-                       RejectionRecord{rq.scope, rq.operation_id, id, rq.fingerprint, rq.method, rq.provider,
-                                       rq.target, rq.expected_version, r.decision.code, rq.request_id},
+                       RejectionRecord{.scope = rq.scope,
+                                       .operation_id = rq.operation_id,
+                                       .presented = id,
+                                       .fingerprint = rq.fingerprint,
+                                       .method = rq.method,
+                                       .provider = rq.provider,
+                                       .target = rq.target,
+                                       .expected_version = rq.expected_version,
+                                       .code = r.decision.code,
+                                       .request_id = rq.request_id},
                        snap.now_ms);
       break;
     case Admission::replay:
@@ -371,15 +379,15 @@ OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out, 
 OutcomeAtRows LedgerStore::outcome_at_rows(const OutcomeRecord& out, const GrantToken& admitted_by) {
   static const std::string wall = outcome_if_in_flight_sql(AuthorityClock(ClockSource::database)),
                            manual = outcome_if_in_flight_sql(AuthorityClock(ClockSource::manual));
-  OutcomeAtRows ask{clock_.manual() ? Statement{"gw_outcome_if_in_flight_manual", manual.c_str()}
-                                    : Statement{"gw_outcome_if_in_flight", wall.c_str()},
-                    out,
-                    admitted_by,
-                    OutcomeColumns(out),
-                    apply_outcome(TaskLedger{out.rows->version, out.operation_id}, out.operation_id, out.state),
-                    std::nullopt,
-                    clock_.high_water(),
-                    &clock_};
+  OutcomeAtRows ask{.statement = clock_.manual() ? Statement{"gw_outcome_if_in_flight_manual", manual.c_str()}
+                                                : Statement{"gw_outcome_if_in_flight", wall.c_str()},
+                    .outcome = out,
+                    .admitted_by = admitted_by,
+                    .columns = OutcomeColumns(out),
+                    .next = apply_outcome(TaskLedger{out.rows->version, out.operation_id}, out.operation_id, out.state),
+                    .committed = std::nullopt,
+                    .high_water = clock_.high_water(),
+                    .clock = &clock_};
   if (out.state == OperationState::succeeded) ask.committed = ask.next.version;
   return ask;
 }

@@ -44,7 +44,7 @@ ResolutionResult ResolutionStore::resolve_held(Session& s, const HeldResolution&
     ResolutionResult r;
     r.now_ms = snap.now_ms;
     r.version = snap.ledger.version;
-    ResolutionInput in{rq.source, rq.outcome, std::nullopt, false, snap.ledger.version};
+    ResolutionInput in{.source = rq.source, .outcome = rq.outcome, .version = snap.ledger.version};
     if (snap.operation) {
       const auto& op = *snap.operation;
       in.state = op.state;

@@ -143,7 +143,10 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
                             delay_ms};
   const auto recorded = co_await database_.once([&](Session& s) { return store_.record_lookup(s, record); });
 
-  LookupReport report{status, decision.outcome, decision.detail, recorded.evidence_id, std::nullopt};
+  LookupReport report{.status = status,
+                      .outcome = decision.outcome,
+                      .detail = decision.detail,
+                      .evidence_id = recorded.evidence_id};
   metrics_.count_lookup(provider.name, decision.settles() ? "settled" : "held");
   if (!decision.settles()) co_return report;
 

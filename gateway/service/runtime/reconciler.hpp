@@ -29,7 +29,7 @@ struct LookupReport {
   std::int64_t evidence_id = 0;
   // Set when the answer settled the operation: resolve_held's code (resolved, or
   // why it was not resolved, e.g. settled meanwhile by another path).
-  std::optional<Code> resolution;
+  std::optional<Code> resolution{};
 };
 
 class Reconciler {
