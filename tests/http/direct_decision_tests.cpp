@@ -8,7 +8,9 @@
 #include "support/pool_probes.hpp"
 
 #include <doctest/doctest.h>
+#include <pqxx/pqxx>
 
+#include <array>
 #include <atomic>
 #include <limits>
 
@@ -172,4 +174,59 @@ TEST_CASE("direct decisions: many agents claiming one new task at once: exactly 
   }
   CHECK(granted == 1);
   CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'contested'") == "1");
+}
+
+TEST_CASE("direct decisions: with shared commits off, a free direct connection decides while others wait for a worker") {
+  // One worker, held by a renew that waits for the test's row lock, and a
+  // second renew queued behind it. With database.group_max 1 (the default)
+  // nothing in that queue could share a commit, so a fresh claim takes the
+  // free direct connection instead of queueing there too.
+  GatewayOptions options = one_thread(1);
+  options.edit = [inner = options.edit](nlohmann::json& c) {
+    inner(c);
+    c["database"]["pool_size"] = 1;
+    c["database"]["group_max"] = 1;
+    c["database"]["queue_timeout_ms"] = 600000;
+  };
+  Gateway g(options);
+  g.set_clock(1000);
+  REQUIRE(warm_up(g));
+  const auto token = g.claim("tenant-a", "held", "o", 60000)["grant_token"].get<std::string>();
+  const nlohmann::json renew_body{{"grant_token", token}, {"lease_ms", 60000}};
+
+  std::array<Reply, 2> renewed;
+  std::array<std::atomic<bool>, 2> done{};
+  Workers renews;
+  pqxx::connection locker(g.db().url());
+  pqxx::work row_lock(locker);
+  row_lock.exec("SELECT 1 FROM tasks WHERE tenant = 'tenant-a' AND task = 'held' FOR UPDATE");
+  for (std::size_t i = 0; i < renewed.size(); ++i) {
+    renews.spawn([&, i] {
+      renewed[i] = HttpClient(g.port(), std::chrono::seconds(120))
+                       .post_json(task_path("tenant-a", "held", "renew"), renew_body, agent_a);
+      done[i] = true;
+    });
+    if (i == 0)
+      REQUIRE(eventually([&] {
+        return g.db().scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                             " AND application_name = 'write-gateway' AND wait_event_type = 'Lock'") == "1";
+      }));
+  }
+  REQUIRE(eventually([&] { return metric(g, "gateway_db_pool_queued") == 1; }));
+
+  const auto before = metric(g, "gateway_db_direct_decisions_total");
+  // Answered while the worker is still blocked (with the old rule it would
+  // queue behind the renews until the client gives up).
+  auto fresh = HttpClient(g.port(), std::chrono::seconds(30))
+                   .post_json(task_path("tenant-a", "fresh", "claim"), claim_body, agent_a);
+  CHECK(fresh.code() == "granted");
+  CHECK(metric(g, "gateway_db_direct_decisions_total") == before + 1);
+  CHECK_FALSE(done[0]);
+  CHECK_FALSE(done[1]);
+
+  row_lock.abort();
+  renews.join();
+  CHECK(renewed[0].code() == "renewed");
+  CHECK(renewed[1].code() == "renewed");
+  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'fresh'") == "1");
 }
