@@ -97,8 +97,18 @@ TEST_CASE("SIGKILL while upstream: a restarted gateway never resends it, sweeps 
   // The lookup loop asks the provider by the upstream key. Lookups made
   // while the request was held answered not found and were rescheduled on
   // the authority clock; moving it past their backoff makes the next one due.
-  clock(deadline_ms + 10'000);
-  REQUIRE(eventually([&] { return state() == "succeeded"; }));
+  // One handed out before the move and answered after it (a slow machine) is
+  // rescheduled from the new time, so the clock keeps moving past the backoff
+  // (1 s) until a lookup settles it: 2 s a round, at most 100 rounds, well
+  // inside the task's lease.
+  std::int64_t now_ms = deadline_ms + 10'000;
+  clock(now_ms);
+  int rounds = 0;
+  REQUIRE(eventually([&] {
+    if (state() == "succeeded") return true;
+    if (++rounds <= 100) clock(now_ms += 2'000);
+    return false;
+  }));
   CHECK(db.scalar("SELECT resolved_by FROM operations WHERE op_id = 'op-1'") == "lookup");
   CHECK(db.scalar("SELECT outcome FROM operation_attempts WHERE op_id = 'op-1'") == "unknown");  // never rewritten
   // One lookup settled it. A lookup that raced the release may also have
