@@ -43,7 +43,7 @@ WITH s AS ()" + snapshot_sql(clock, OperationRead::none) + R"(),
      op AS (INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target,
                                     expected_version, upstream_key, state, attempts, created_ms, updated_ms,
                                     forward_deadline_ms)
-            SELECT $1, $2, $3, $5, $6, $7, $8, $9, $10, 'in_flight', 1, s.now_ms, s.now_ms, s.now_ms + $14::bigint
+            SELECT $1, $2, $3, $5, $6, $7, $8, $9::bigint, $10, 'in_flight', 1, s.now_ms, s.now_ms, s.now_ms + $14::bigint
             FROM s
             WHERE $16::boolean AND )" + std::string(serializable_guard) + R"(
               AND s.realm = $11 AND s.owner = $12 AND s.epoch = $13 AND s.secret_hash = $15
