@@ -150,6 +150,7 @@ class Pool {
   std::size_t queued() const;
   // Whether waiting decisions may share a transaction (group_max above 1).
   bool shares_commits() const { return options_.group_max > 1; }
+  std::chrono::milliseconds queue_timeout() const { return options_.queue_timeout; }
   // Jobs waiting in each lane.
   std::size_t queued(Lane lane) const;
   // Workers running a job now: connections in use.

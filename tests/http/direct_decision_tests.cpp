@@ -230,3 +230,72 @@ TEST_CASE("direct decisions: with shared commits off, a free direct connection d
   CHECK(renewed[1].code() == "renewed");
   CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'fresh'") == "1");
 }
+
+TEST_CASE("direct decisions: with every direct connection lent, a decision waits its turn there, not behind a blocked worker") {
+  // One worker, held by a renew that waits for the test's row lock; the one
+  // direct connection held by a fresh claim that waits for the test's own
+  // uncommitted insert of the same task. A second fresh claim then finds
+  // the shelf full: it waits for that connection, and is decided on it as
+  // soon as the first claim's wait ends, while the worker is still blocked.
+  GatewayOptions options = one_thread(1);
+  options.edit = [inner = options.edit](nlohmann::json& c) {
+    inner(c);
+    c["database"]["pool_size"] = 1;
+    c["database"]["group_max"] = 1;
+    c["database"]["queue_timeout_ms"] = 600000;
+  };
+  Gateway g(options);
+  g.set_clock(1000);
+  REQUIRE(warm_up(g));
+  const auto token = g.claim("tenant-a", "held", "o", 60000)["grant_token"].get<std::string>();
+
+  pqxx::connection locker(g.db().url());
+  pqxx::work row_lock(locker);
+  row_lock.exec("SELECT 1 FROM tasks WHERE tenant = 'tenant-a' AND task = 'held' FOR UPDATE");
+  Reply renewed;
+  Workers renew;
+  renew.spawn([&] {
+    renewed = HttpClient(g.port(), std::chrono::seconds(120))
+                  .post_json(task_path("tenant-a", "held", "renew"), {{"grant_token", token}, {"lease_ms", 60000}},
+                             agent_a);
+  });
+  const auto backends_waiting = [&](const char* application) {
+    return g.db().scalar(std::string("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                                     " AND application_name = '") + application + "' AND wait_event_type = 'Lock'");
+  };
+  REQUIRE(eventually([&] { return backends_waiting("write-gateway") == "1"; }));
+
+  pqxx::connection inserter(g.db().url());
+  pqxx::work insert(inserter);
+  insert.exec(
+      "INSERT INTO tasks (tenant, task, owner, epoch, secret_hash, expires_at_ms, granted_at_ms)"
+      " VALUES ('tenant-a', 'first', 'x', 1, sha256('x'), 0, 0)");
+  const auto before = metric(g, "gateway_db_direct_decisions_total");
+  std::array<Reply, 2> claimed;
+  Workers claims;
+  claims.spawn([&] {
+    claimed[0] = HttpClient(g.port(), std::chrono::seconds(120))
+                     .post_json(task_path("tenant-a", "first", "claim"), claim_body, agent_a);
+  });
+  REQUIRE(eventually([&] { return backends_waiting("write-gateway-direct") == "1"; }));
+  claims.spawn([&] {
+    claimed[1] = HttpClient(g.port(), std::chrono::seconds(120))
+                     .post_json(task_path("tenant-a", "second", "claim"), claim_body, agent_a);
+  });
+  // The second claim is in the gateway, waiting for a connection: neither
+  // the worker nor the direct connection has it.
+  REQUIRE(eventually([&] { return metric(g, "gateway_db_direct_waiting") == 1; }));
+  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'second'") == "0");
+
+  insert.abort();
+  claims.join();
+  CHECK(claimed[0].code() == "granted");
+  CHECK(claimed[1].code() == "granted");
+  CHECK(metric(g, "gateway_db_direct_decisions_total") == before + 2);
+  CHECK(backends_waiting("write-gateway") == "1");  // the renew still waits on its worker
+
+  row_lock.abort();
+  renew.join();
+  CHECK(renewed.code() == "renewed");
+  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task IN ('first', 'second')") == "2");
+}

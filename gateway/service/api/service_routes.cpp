@@ -34,6 +34,7 @@ App::Reply App::metrics(Call&) {
   g.in_use = pool.busy();
   g.open = pool.open_connections();
   g.direct_open = deps_.database.direct_open();
+  g.direct_waiting = deps_.database.direct_waiting();
   g.queued_requests = pool.queued(Lane::request);
   g.queued_outcomes = pool.queued(Lane::outcome);
   g.interrupted = pool.interrupted();

@@ -59,9 +59,10 @@ class Database {
   // decide() for a decision that may share its transaction and commit with
   // others waiting at the same time (Pool::Job::Shared, database.group_max),
   // first tried as one statement alone on a connection this I/O thread
-  // drives itself (service/db/direct_connections.hpp), when one is free and,
-  // if the pool shares commits, no decision is waiting there to share one
-  // with. On the pool, `alone(Session&, tried)` makes it in a transaction of
+  // drives itself (service/db/direct_connections.hpp): one free, or, while
+  // the pool does not share commits, the next one given back (take_direct);
+  // if the pool shares commits, only while no decision is waiting there to
+  // share one with. On the pool, `alone(Session&, tried)` makes it in a transaction of
   // its own and `in_tx(pqxx::dbtransaction&)` the same decision inside a
   // transaction the worker opened; either may run more than once before one
   // commits.
@@ -77,7 +78,7 @@ class Database {
     co_return co_await retried<R>([&]() -> asio::awaitable<R> {
       bool tried = false;
       if (direct_ && (!pool_.shares_commits() || pool_.queued(lane) == 0))
-        if (auto connection = direct_->take(co_await asio::this_coro::executor)) {
+        if (auto connection = co_await take_direct()) {
           auto made = ask();
           if (auto* a = asked(made))
             if (auto decided = co_await direct<R>(*connection, *a, tried, lane)) co_return std::move(*decided);
@@ -90,6 +91,7 @@ class Database {
   // Gives decide_direct its connections (none until then).
   void attach(DirectConnections& direct) { direct_ = &direct; }
   std::size_t direct_open() const { return direct_ ? direct_->open() : 0; }
+  std::size_t direct_waiting() const { return direct_ ? direct_->waiting() : 0; }
 
   const RetryPolicy& retry() const { return retry_; }
 
@@ -116,6 +118,15 @@ class Database {
   template <class T>
   static T* asked(std::optional<T>& ask) {
     return ask ? &*ask : nullptr;
+  }
+
+  // A direct connection for a decision. While decisions do not share
+  // commits, nothing is gained by handing one to a worker when the shelf is
+  // busy: it waits its turn there, as long as the pool's queue would let it
+  // wait (then the pool decides).
+  asio::awaitable<DirectConnections::Taken> take_direct() {
+    if (!pool_.shares_commits()) co_return co_await direct_->take_in_turn(pool_.queue_timeout());
+    co_return direct_->take(co_await asio::this_coro::executor);
   }
 
   // `a`'s statement on `connection`: the decision, or nullopt for the pool

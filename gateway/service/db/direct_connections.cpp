@@ -5,8 +5,14 @@
 #include <boost/asio/execution/context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/query.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <deque>
 
 namespace gw {
 namespace {
@@ -19,8 +25,8 @@ SessionOptions direct_session(SessionOptions o) {
 
 }  // namespace
 
-// One I/O thread's connections. Used on that thread only, except `open_`,
-// which the metrics read from anywhere.
+// One I/O thread's connections. Used on that thread only, except the
+// counts the metrics read from anywhere.
 class DirectConnections::Shelf {
  public:
   Shelf(asio::io_context& io, Pool& pool, const SessionOptions& session, unsigned limit,
@@ -29,28 +35,50 @@ class DirectConnections::Shelf {
 
   asio::io_context& io() const { return io_; }
   std::size_t open() const { return open_.load(std::memory_order_relaxed); }
+  std::size_t waiting() const { return waiting_count_.load(std::memory_order_relaxed); }
 
   Taken take() {
     // A connection to a primary the gateway has moved away from is never lent again.
-    while (!idle_.empty() && session_.guard && !session_.guard->current(idle_.back()->admitted)) {
+    while (!idle_.empty() && !lendable(*idle_.back())) {
       idle_.pop_back();
       open_.fetch_sub(1, std::memory_order_relaxed);
     }
     if (!idle_.empty()) {
       auto c = std::move(idle_.back());
       idle_.pop_back();
-      auto* raw = c.get();
-      return Taken(raw, Returner{this, std::move(c)});
+      return lent(std::move(c));
     }
     if (!opening_ && open() < limit_ && std::chrono::steady_clock::now() >= retry_at_) open_one();
     return Taken(nullptr, Returner{});
   }
 
+  asio::awaitable<Taken> take_in_turn(std::chrono::milliseconds wait) {
+    // Only behind connections that are open and lent: one is sure to come
+    // back (each call has call_timeout), unless it breaks, which wakes all.
+    if (auto c = take(); c || lent_ < limit_) co_return c;
+    Waiter w(*this, wait);
+    boost::system::error_code ignored;
+    co_await w.timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    if (!w.handed) co_return Taken(nullptr, Returner{});
+    auto* raw = w.handed.get();  // still counted as lent: it only changed hands
+    co_return Taken(raw, Returner{this, std::move(w.handed)});
+  }
+
   void give_back(std::shared_ptr<PgConnection> c) {
-    if (c->broken())
+    if (c->broken() || !lendable(*c)) {
+      --lent_;
       open_.fetch_sub(1, std::memory_order_relaxed);  // closed with its last owner
-    else
-      idle_.push_back(std::move(c));
+      // One fewer to wait for: those waiting go to the pool rather than
+      // wait on a shelf whose database may be going away.
+      while (!waiting_.empty()) wake_first(nullptr);
+      return;
+    }
+    if (!waiting_.empty()) {
+      wake_first(std::move(c));  // from one owner to the next: still lent
+      return;
+    }
+    --lent_;
+    idle_.push_back(std::move(c));
   }
 
  private:
@@ -87,13 +115,52 @@ class DirectConnections::Shelf {
     idle_.back()->admitted = admitted;
   }
 
+  // A decision waiting its turn, on its coroutine's frame; queued until
+  // handed a connection or its timer runs out.
+  struct Waiter {
+    Waiter(Shelf& shelf, std::chrono::milliseconds wait) : shelf(shelf), timer(shelf.io_, wait) {
+      shelf.waiting_.push_back(this);
+      shelf.waiting_count_.fetch_add(1, std::memory_order_relaxed);
+    }
+    ~Waiter() {
+      shelf.waiting_count_.fetch_sub(1, std::memory_order_relaxed);
+      auto& q = shelf.waiting_;
+      if (auto at = std::find(q.begin(), q.end(), this); at != q.end()) q.erase(at);
+      if (handed) shelf.give_back(std::move(handed));  // handed, then abandoned (shutdown)
+    }
+    Waiter(const Waiter&) = delete;
+    Waiter& operator=(const Waiter&) = delete;
+
+    Shelf& shelf;
+    asio::steady_timer timer;
+    std::shared_ptr<PgConnection> handed;
+  };
+
+  bool lendable(const PgConnection& c) const { return !session_.guard || session_.guard->current(c.admitted); }
+
+  Taken lent(std::shared_ptr<PgConnection> c) {
+    ++lent_;
+    auto* raw = c.get();
+    return Taken(raw, Returner{this, std::move(c)});
+  }
+
+  void wake_first(std::shared_ptr<PgConnection> c) {
+    Waiter* w = waiting_.front();
+    waiting_.pop_front();
+    w->handed = std::move(c);
+    w->timer.cancel();
+  }
+
   asio::io_context& io_;
   Pool& pool_;
   const SessionOptions session_;
   unsigned limit_;
   std::chrono::milliseconds call_timeout_;
   std::vector<std::shared_ptr<PgConnection>> idle_;
+  std::size_t lent_ = 0;           // taken and not yet given back
+  std::deque<Waiter*> waiting_;  // take_in_turn's, first come first served
   std::atomic<std::size_t> open_{0};
+  std::atomic<std::size_t> waiting_count_{0};  // waiting_.size(), for the metrics
   bool opening_ = false;
   unsigned failures_ = 0;  // connects failed in a row
   std::chrono::steady_clock::time_point retry_at_{};
@@ -119,9 +186,22 @@ DirectConnections::Taken DirectConnections::take(const asio::any_io_executor& ex
   return Taken(nullptr, Returner{});
 }
 
+asio::awaitable<DirectConnections::Taken> DirectConnections::take_in_turn(std::chrono::milliseconds wait) {
+  auto& context = asio::query(co_await asio::this_coro::executor, asio::execution::context);
+  for (auto& shelf : shelves_)
+    if (&shelf->io() == &context) co_return co_await shelf->take_in_turn(wait);
+  co_return Taken(nullptr, Returner{});
+}
+
 std::size_t DirectConnections::open() const {
   std::size_t n = 0;
   for (const auto& shelf : shelves_) n += shelf->open();
+  return n;
+}
+
+std::size_t DirectConnections::waiting() const {
+  std::size_t n = 0;
+  for (const auto& shelf : shelves_) n += shelf->waiting();
   return n;
 }
 

@@ -2,13 +2,16 @@
 // (service/db/pg_connection.hpp): up to database.direct_connections per thread,
 // opened on a database worker the first time one is wanted and none is
 // free, then kept. A decision that finds none free goes to the worker pool
-// as before, so a shelf only ever adds a way to decide, never a wait.
+// while its shelf is still short of connections; once all are open and
+// lent, it may wait its turn there instead (take_in_turn), first come first
+// served.
 #pragma once
 
 #include "service/db/pg_connection.hpp"
 #include "store/pool.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include <chrono>
@@ -40,9 +43,18 @@ class DirectConnections {
   using Taken = std::unique_ptr<PgConnection, Returner>;
   Taken take(const asio::any_io_executor& executor);
 
-  // Connections open now, on all shelves (the thread reading may see an
-  // older count).
+  // take(), except that when every connection of the shelf is open and lent
+  // it waits its turn for the next one given back, at most `wait`: a
+  // decision then stays on its I/O thread and on the shelf's few backends
+  // instead of handing off to a worker. Null as take(), or when the wait ran
+  // out or the shelf lost a connection meanwhile (the pool decides then).
+  // Await it on an I/O thread.
+  asio::awaitable<Taken> take_in_turn(std::chrono::milliseconds wait);
+
+  // Connections open now, and decisions waiting their turn, on all
+  // shelves (the thread reading may see older counts).
   std::size_t open() const;
+  std::size_t waiting() const;
 
  private:
   std::vector<std::unique_ptr<Shelf>> shelves_;

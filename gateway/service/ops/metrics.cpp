@@ -152,6 +152,9 @@ std::string Metrics::render(const Gauges& g) const {
   out.family("gateway_db_direct_connections_open", "gauge",
              "Database connections the I/O threads drive themselves (database.direct_connections per thread).");
   out.sample("gateway_db_direct_connections_open", {}, u64{g.direct_open});
+  out.family("gateway_db_direct_waiting", "gauge",
+             "Decisions waiting their turn for an I/O thread's own connection, all of them lent.");
+  out.sample("gateway_db_direct_waiting", {}, u64{g.direct_waiting});
   out.family("gateway_db_direct_decisions_total", "counter",
              "Decisions made as one statement on an I/O thread's own connection, without a database worker.");
   out.sample("gateway_db_direct_decisions_total", {}, u64{direct_decisions_.load(std::memory_order_relaxed)});

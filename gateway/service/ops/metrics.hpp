@@ -75,7 +75,8 @@ class Metrics {
   // Read at scrape time, not counted.
   struct Gauges {
     std::size_t pool_size = 0, in_use = 0, open = 0;
-    std::size_t direct_open = 0;  // the I/O threads' own connections
+    std::size_t direct_open = 0;     // the I/O threads' own connections
+    std::size_t direct_waiting = 0;  // decisions waiting their turn for one
     std::size_t queued_requests = 0, queued_outcomes = 0, interrupted = 0;
     std::size_t groups_committed = 0, grouped_decisions = 0, groups_split = 0;  // shared commits
     bool database_reachable = true;
