@@ -198,7 +198,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, decode($9, 'hex'), $10, $11))"};
 // one sweeper, the UPDATE re-checks the state on the locked row (a record
 // that won the race is left alone), and a SERIALIZABLE outcome transaction
 // that loses it fails on the concurrent update and retries, seeing the
-// sweep. No predicate lock covers the deadline index's pages.
+// sweep. The in-flight ones are found through operations_unresolved
+// (schema/012), which no predicate lock covers at READ COMMITTED.
 std::string sweep_sql(const AuthorityClock& clock) {
   return R"(
 WITH now AS (SELECT )" + clock.now_sql(1) + R"( AS ms FROM authority a),

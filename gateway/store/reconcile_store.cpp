@@ -11,8 +11,8 @@ namespace {
 
 // When an operation is due for lookup: its schedule's next time if the
 // schedule is for the attempt now held, else at once (never looked up, or
-// looked up under an earlier attempt). The same expression as the index
-// operations_lookup_due (schema/007), so the index serves the scan.
+// looked up under an earlier attempt). The held ones are found through
+// operations_unresolved and sorted by it (schema/012).
 constexpr const char* due_ms_sql =
     "(CASE WHEN o.lookup_attempt = o.attempts THEN coalesce(o.next_lookup_ms, 0) ELSE 0 END)";
 
