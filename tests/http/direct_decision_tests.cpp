@@ -34,6 +34,19 @@ GatewayOptions one_thread(int direct) {
           }};
 }
 
+// one_thread with a single database worker, decisions never sharing a
+// commit, and a queue that waits as long as the test holds its locks.
+GatewayOptions one_worker(int direct) {
+  GatewayOptions options = one_thread(direct);
+  options.edit = [inner = options.edit](nlohmann::json& c) {
+    inner(c);
+    c["database"]["pool_size"] = 1;
+    c["database"]["group_max"] = 1;
+    c["database"]["queue_timeout_ms"] = 600000;
+  };
+  return options;
+}
+
 const nlohmann::json claim_body{{"owner", "o"}, {"lease_ms", 60000}};
 
 std::string direct_backends(const Gateway& g, const std::string& where = "true") {
@@ -181,14 +194,7 @@ TEST_CASE("direct decisions: with shared commits off, a free direct connection d
   // second renew queued behind it. With database.group_max 1 (the default)
   // nothing in that queue could share a commit, so a fresh claim takes the
   // free direct connection instead of queueing there too.
-  GatewayOptions options = one_thread(1);
-  options.edit = [inner = options.edit](nlohmann::json& c) {
-    inner(c);
-    c["database"]["pool_size"] = 1;
-    c["database"]["group_max"] = 1;
-    c["database"]["queue_timeout_ms"] = 600000;
-  };
-  Gateway g(options);
+  Gateway g(one_worker(1));
   g.set_clock(1000);
   REQUIRE(warm_up(g));
   const auto token = g.claim("tenant-a", "held", "o", 60000)["grant_token"].get<std::string>();
@@ -237,14 +243,7 @@ TEST_CASE("direct decisions: with every direct connection lent, a decision waits
   // uncommitted insert of the same task. A second fresh claim then finds
   // the shelf full: it waits for that connection, and is decided on it as
   // soon as the first claim's wait ends, while the worker is still blocked.
-  GatewayOptions options = one_thread(1);
-  options.edit = [inner = options.edit](nlohmann::json& c) {
-    inner(c);
-    c["database"]["pool_size"] = 1;
-    c["database"]["group_max"] = 1;
-    c["database"]["queue_timeout_ms"] = 600000;
-  };
-  Gateway g(options);
+  Gateway g(one_worker(1));
   g.set_clock(1000);
   REQUIRE(warm_up(g));
   const auto token = g.claim("tenant-a", "held", "o", 60000)["grant_token"].get<std::string>();
