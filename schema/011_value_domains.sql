@@ -1,6 +1,6 @@
 -- The value rules of the tables every claim and protected write touches, as
--- domains instead of table CHECK constraints (docs/performance.md, "Protected
--- writes: value rules as domains"). PostgreSQL 15 parses and plans every CHECK
+-- domains instead of table CHECK constraints (docs/performance.md, "Value
+-- rules as domains, ..."). PostgreSQL 15 parses and plans every CHECK
 -- of a table again in each statement that writes it, and tests them all on
 -- every row written, changed or not: on the request path that was a sixth of
 -- the database's CPU per protected write. A domain's rule is parsed once per

@@ -8,6 +8,7 @@
 -- opens every index of a table a statement writes, builds each partial
 -- predicate and index expression again for that statement, and an admission
 -- (state in_flight) inserted into both partial indexes below
--- (docs/performance.md, "Decisions wait their turn on the I/O thread").
+-- (docs/performance.md, "Value rules as domains, one index for what is
+-- unfinished, ...").
 DROP INDEX operations_forward_deadline;
 DROP INDEX operations_lookup_due;
