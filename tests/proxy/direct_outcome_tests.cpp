@@ -103,3 +103,60 @@ TEST_CASE("direct decisions: an outcome whose attempt row moved while forwarding
   CHECK(rig.attempt("op-1") == "succeeded 201");
   CHECK(rig.gateway.db().scalar("SELECT count(*) FROM operation_evidence") == "0");
 }
+
+TEST_CASE("direct decisions: an outcome waiting for the lent direct connection is served before a new request") {
+  // The lane's one connection is held by a fresh claim that waits for the
+  // test's own uncommitted insert of the same task. A second fresh claim
+  // waits its turn there, then the provider answers a held write, whose
+  // outcome waits too. When the connection comes back, the outcome is
+  // recorded first (as in the pool's lanes), then the claim is decided.
+  DirectRig rig;
+  auto w = rig.warm();
+  w.key = "op-1";
+  w.body = booking_body("slot-1");
+  rig.provider.hold_next(1);
+  Reply written;
+  std::thread agent([&] {
+    HttpClient own(rig.gateway.port());
+    written = send(own, w);
+  });
+  REQUIRE(rig.provider.wait_for_held(1));
+
+  pqxx::connection inserter(rig.gateway.db().url());
+  pqxx::work insert(inserter);
+  insert.exec(
+      "INSERT INTO tasks (tenant, task, owner, epoch, secret_hash, expires_at_ms, granted_at_ms)"
+      " VALUES ('tenant-a', 'first', 'x', 1, sha256('x'), 0, 0)");
+  const nlohmann::json claim_body{{"owner", "o"}, {"lease_ms", 60000}};
+  std::array<Reply, 2> claimed;
+  std::thread first([&] {
+    claimed[0] = HttpClient(rig.gateway.port(), std::chrono::seconds(120))
+                     .post_json(task_path("tenant-a", "first", "claim"), claim_body, agent_a);
+  });
+  REQUIRE(eventually([&] {
+    return rig.gateway.db().scalar(
+               "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+               " AND application_name = 'write-gateway-direct' AND wait_event_type = 'Lock'") == "1";
+  }));
+  std::thread second([&] {
+    claimed[1] = HttpClient(rig.gateway.port(), std::chrono::seconds(120))
+                     .post_json(task_path("tenant-a", "second", "claim"), claim_body, agent_a);
+  });
+  REQUIRE(eventually([&] { return metric(rig.gateway, "gateway_db_direct_waiting") == 1; }));
+  rig.provider.release();
+  REQUIRE(eventually([&] { return metric(rig.gateway, "gateway_db_direct_waiting") == 2; }));
+
+  insert.abort();
+  first.join();
+  second.join();
+  agent.join();
+  CHECK(claimed[0].code() == "granted");
+  CHECK(claimed[1].code() == "granted");
+  CHECK(written.status == 201);
+  CHECK(rig.operation("op-1") == "succeeded 1");
+  // One connection, one statement after the other: the outcome's write
+  // took its transaction id before the second claim's.
+  CHECK(rig.gateway.db().scalar(
+            "SELECT (SELECT xmin::text::bigint FROM operations WHERE op_id = 'op-1')"
+            " < (SELECT xmin::text::bigint FROM tasks WHERE task = 'second')") == "t");
+}

@@ -78,7 +78,7 @@ class Database {
     co_return co_await retried<R>([&]() -> asio::awaitable<R> {
       bool tried = false;
       if (direct_ && (!pool_.shares_commits() || pool_.queued(lane) == 0))
-        if (auto connection = co_await take_direct()) {
+        if (auto connection = co_await take_direct(lane)) {
           auto made = ask();
           if (auto* a = asked(made))
             if (auto decided = co_await direct<R>(*connection, *a, tried, lane)) co_return std::move(*decided);
@@ -122,10 +122,10 @@ class Database {
 
   // A direct connection for a decision. While decisions do not share
   // commits, nothing is gained by handing one to a worker when the shelf is
-  // busy: it waits its turn there, as long as the pool's queue would let it
-  // wait (then the pool decides).
-  asio::awaitable<DirectConnections::Taken> take_direct() {
-    if (!pool_.shares_commits()) co_return co_await direct_->take_in_turn(pool_.queue_timeout());
+  // busy: it waits its turn there, in its lane, as long as the pool's queue
+  // would let it wait (then the pool decides).
+  asio::awaitable<DirectConnections::Taken> take_direct(Lane lane) {
+    if (!pool_.shares_commits()) co_return co_await direct_->take_in_turn(pool_.queue_timeout(), lane);
     co_return direct_->take(co_await asio::this_coro::executor);
   }
 

@@ -52,11 +52,11 @@ class DirectConnections::Shelf {
     return Taken(nullptr, Returner{});
   }
 
-  asio::awaitable<Taken> take_in_turn(std::chrono::milliseconds wait) {
+  asio::awaitable<Taken> take_in_turn(std::chrono::milliseconds wait, Lane lane) {
     // Only behind connections that are open and lent: one is sure to come
     // back (each call has call_timeout), unless it breaks, which wakes all.
     if (auto c = take(); c || lent_ < limit_) co_return c;
-    Waiter w(*this, wait);
+    Waiter w(*this, wait, lane == Lane::outcome ? waiting_outcomes_ : waiting_requests_);
     boost::system::error_code ignored;
     co_await w.timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
     if (!w.handed) co_return Taken(nullptr, Returner{});
@@ -70,10 +70,10 @@ class DirectConnections::Shelf {
       open_.fetch_sub(1, std::memory_order_relaxed);  // closed with its last owner
       // One fewer to wait for: those waiting go to the pool rather than
       // wait on a shelf whose database may be going away.
-      while (!waiting_.empty()) wake_first(nullptr);
+      while (anyone_waiting()) wake_first(nullptr);
       return;
     }
-    if (!waiting_.empty()) {
+    if (anyone_waiting()) {
       wake_first(std::move(c));  // from one owner to the next: still lent
       return;
     }
@@ -115,27 +115,29 @@ class DirectConnections::Shelf {
     idle_.back()->admitted = admitted;
   }
 
-  // A decision waiting its turn, on its coroutine's frame; queued until
-  // handed a connection or its timer runs out.
+  // A decision waiting its turn, on its coroutine's frame; in its lane's
+  // queue until handed a connection or its timer runs out.
   struct Waiter {
-    Waiter(Shelf& shelf, std::chrono::milliseconds wait) : shelf(shelf), timer(shelf.io_, wait) {
-      shelf.waiting_.push_back(this);
+    Waiter(Shelf& shelf, std::chrono::milliseconds wait, std::deque<Waiter*>& queue)
+        : shelf(shelf), queue(queue), timer(shelf.io_, wait) {
+      queue.push_back(this);
       shelf.waiting_count_.fetch_add(1, std::memory_order_relaxed);
     }
     ~Waiter() {
       shelf.waiting_count_.fetch_sub(1, std::memory_order_relaxed);
-      auto& q = shelf.waiting_;
-      if (auto at = std::find(q.begin(), q.end(), this); at != q.end()) q.erase(at);
+      if (auto at = std::find(queue.begin(), queue.end(), this); at != queue.end()) queue.erase(at);
       if (handed) shelf.give_back(std::move(handed));  // handed, then abandoned (shutdown)
     }
     Waiter(const Waiter&) = delete;
     Waiter& operator=(const Waiter&) = delete;
 
     Shelf& shelf;
+    std::deque<Waiter*>& queue;
     asio::steady_timer timer;
     std::shared_ptr<PgConnection> handed;
   };
 
+  bool anyone_waiting() const { return !waiting_outcomes_.empty() || !waiting_requests_.empty(); }
   bool lendable(const PgConnection& c) const { return !session_.guard || session_.guard->current(c.admitted); }
 
   Taken lent(std::shared_ptr<PgConnection> c) {
@@ -144,9 +146,11 @@ class DirectConnections::Shelf {
     return Taken(raw, Returner{this, std::move(c)});
   }
 
+  // Outcome records first, as in the pool.
   void wake_first(std::shared_ptr<PgConnection> c) {
-    Waiter* w = waiting_.front();
-    waiting_.pop_front();
+    auto& q = waiting_outcomes_.empty() ? waiting_requests_ : waiting_outcomes_;
+    Waiter* w = q.front();
+    q.pop_front();
     w->handed = std::move(c);
     w->timer.cancel();
   }
@@ -158,9 +162,9 @@ class DirectConnections::Shelf {
   std::chrono::milliseconds call_timeout_;
   std::vector<std::shared_ptr<PgConnection>> idle_;
   std::size_t lent_ = 0;           // taken and not yet given back
-  std::deque<Waiter*> waiting_;  // take_in_turn's, first come first served
+  std::deque<Waiter*> waiting_outcomes_, waiting_requests_;  // take_in_turn's, by lane
   std::atomic<std::size_t> open_{0};
-  std::atomic<std::size_t> waiting_count_{0};  // waiting_.size(), for the metrics
+  std::atomic<std::size_t> waiting_count_{0};  // both queues' sizes, for the metrics
   bool opening_ = false;
   unsigned failures_ = 0;  // connects failed in a row
   std::chrono::steady_clock::time_point retry_at_{};
@@ -186,10 +190,10 @@ DirectConnections::Taken DirectConnections::take(const asio::any_io_executor& ex
   return Taken(nullptr, Returner{});
 }
 
-asio::awaitable<DirectConnections::Taken> DirectConnections::take_in_turn(std::chrono::milliseconds wait) {
+asio::awaitable<DirectConnections::Taken> DirectConnections::take_in_turn(std::chrono::milliseconds wait, Lane lane) {
   auto& context = asio::query(co_await asio::this_coro::executor, asio::execution::context);
   for (auto& shelf : shelves_)
-    if (&shelf->io() == &context) co_return co_await shelf->take_in_turn(wait);
+    if (&shelf->io() == &context) co_return co_await shelf->take_in_turn(wait, lane);
   co_return Taken(nullptr, Returner{});
 }
 

@@ -3,8 +3,7 @@
 // opened on a database worker the first time one is wanted and none is
 // free, then kept. A decision that finds none free goes to the worker pool
 // while its shelf is still short of connections; once all are open and
-// lent, it may wait its turn there instead (take_in_turn), first come first
-// served.
+// lent, it may wait its turn there instead (take_in_turn).
 #pragma once
 
 #include "service/db/pg_connection.hpp"
@@ -46,10 +45,12 @@ class DirectConnections {
   // take(), except that when every connection of the shelf is open and lent
   // it waits its turn for the next one given back, at most `wait`: a
   // decision then stays on its I/O thread and on the shelf's few backends
-  // instead of handing off to a worker. Null as take(), or when the wait ran
-  // out or the shelf lost a connection meanwhile (the pool decides then).
-  // Await it on an I/O thread.
-  asio::awaitable<Taken> take_in_turn(std::chrono::milliseconds wait);
+  // instead of handing off to a worker. Turns are the pool's lanes: an
+  // outcome record is served before any new request, each lane first come
+  // first served. Null as take(), or when the wait ran out or the shelf
+  // lost a connection meanwhile (the pool decides then). Await it on an
+  // I/O thread.
+  asio::awaitable<Taken> take_in_turn(std::chrono::milliseconds wait, Lane lane);
 
   // Connections open now, and decisions waiting their turn, on all
   // shelves (the thread reading may see older counts).
