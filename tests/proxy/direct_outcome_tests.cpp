@@ -41,6 +41,20 @@ struct DirectRig {
     return w;
   }
 
+  // Sends `w` (as op-1, booking slot-1) from its own thread, the provider
+  // holding it before it executes; returns once it is held.
+  std::thread send_held(Write& w, Reply& reply) {
+    w.key = "op-1";
+    w.body = booking_body("slot-1");
+    provider.hold_next(1);
+    std::thread agent([&] {
+      HttpClient own(gateway.port());
+      reply = send(own, w);
+    });
+    REQUIRE(provider.wait_for_held(1));
+    return agent;
+  }
+
   std::string operation(const std::string& key) const {
     return gateway.db().scalar("SELECT state || ' ' || coalesce(committed_version::text, '-') FROM operations"
                                " WHERE op_id = '" + key + "'");
@@ -82,15 +96,8 @@ TEST_CASE("direct decisions: a protected write is admitted and recorded without 
 TEST_CASE("direct decisions: an outcome whose attempt row moved while forwarding is still recorded on that row") {
   DirectRig rig;
   auto w = rig.warm();
-  w.key = "op-1";
-  w.body = booking_body("slot-1");
-  rig.provider.hold_next(1);
   Reply reply;
-  std::thread agent([&] {
-    HttpClient own(rig.gateway.port());
-    reply = send(own, w);
-  });
-  REQUIRE(rig.provider.wait_for_held(1));
+  auto agent = rig.send_held(w, reply);
   // Another version of the attempt row (what VACUUM FULL or a repack does
   // to its address), same values: the outcome's statement misses it.
   rig.gateway.db().exec("UPDATE operation_attempts SET admitted_ms = admitted_ms WHERE op_id = 'op-1'");
@@ -112,15 +119,8 @@ TEST_CASE("direct decisions: an outcome waiting for the lent direct connection i
   // recorded first (as in the pool's lanes), then the claim is decided.
   DirectRig rig;
   auto w = rig.warm();
-  w.key = "op-1";
-  w.body = booking_body("slot-1");
-  rig.provider.hold_next(1);
   Reply written;
-  std::thread agent([&] {
-    HttpClient own(rig.gateway.port());
-    written = send(own, w);
-  });
-  REQUIRE(rig.provider.wait_for_held(1));
+  auto agent = rig.send_held(w, written);
 
   pqxx::connection inserter(rig.gateway.db().url());
   pqxx::work insert(inserter);
