@@ -65,6 +65,38 @@ bool warm_up(Gateway& g) {
   });
 }
 
+// The lane's one direct connection lent to a fresh claim of 'first' that
+// waits for the test's own uncommitted insert of that task, and a fresh
+// claim of 'second' waiting its turn for that connection.
+struct LentShelf {
+  Gateway& g;
+  pqxx::connection inserter;
+  pqxx::work insert;
+  std::array<Reply, 2> claimed;
+  std::array<std::atomic<bool>, 2> done{};
+  Workers claims;
+
+  explicit LentShelf(Gateway& gateway) : g(gateway), inserter(gateway.db().url()), insert(inserter) {
+    insert.exec(
+        "INSERT INTO tasks (tenant, task, owner, epoch, secret_hash, expires_at_ms, granted_at_ms)"
+        " VALUES ('tenant-a', 'first', 'x', 1, sha256('x'), 0, 0)");
+    claim(0, "first");
+    REQUIRE(eventually([&] { return direct_backends(g, "wait_event_type = 'Lock'") == "1"; }));
+    claim(1, "second");
+    // In the gateway, waiting for a connection: no backend has it yet.
+    REQUIRE(eventually([&] { return metric(g, "gateway_db_direct_waiting") == 1; }));
+    CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'second'") == "0");
+  }
+
+  void claim(std::size_t i, const std::string& task) {
+    claims.spawn([this, i, task] {
+      claimed[i] = HttpClient(g.port(), std::chrono::seconds(120))
+                       .post_json(task_path("tenant-a", task, "claim"), claim_body, agent_a);
+      done[i] = true;
+    });
+  }
+};
+
 }  // namespace
 
 TEST_CASE("direct decisions: fresh claims are made on the I/O thread's own connection, in a SERIALIZABLE session") {
@@ -264,37 +296,63 @@ TEST_CASE("direct decisions: with every direct connection lent, a decision waits
   };
   REQUIRE(eventually([&] { return backends_waiting("write-gateway") == "1"; }));
 
-  pqxx::connection inserter(g.db().url());
-  pqxx::work insert(inserter);
-  insert.exec(
-      "INSERT INTO tasks (tenant, task, owner, epoch, secret_hash, expires_at_ms, granted_at_ms)"
-      " VALUES ('tenant-a', 'first', 'x', 1, sha256('x'), 0, 0)");
   const auto before = metric(g, "gateway_db_direct_decisions_total");
-  std::array<Reply, 2> claimed;
-  Workers claims;
-  claims.spawn([&] {
-    claimed[0] = HttpClient(g.port(), std::chrono::seconds(120))
-                     .post_json(task_path("tenant-a", "first", "claim"), claim_body, agent_a);
-  });
-  REQUIRE(eventually([&] { return backends_waiting("write-gateway-direct") == "1"; }));
-  claims.spawn([&] {
-    claimed[1] = HttpClient(g.port(), std::chrono::seconds(120))
-                     .post_json(task_path("tenant-a", "second", "claim"), claim_body, agent_a);
-  });
-  // The second claim is in the gateway, waiting for a connection: neither
-  // the worker nor the direct connection has it.
-  REQUIRE(eventually([&] { return metric(g, "gateway_db_direct_waiting") == 1; }));
-  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'second'") == "0");
-
-  insert.abort();
-  claims.join();
-  CHECK(claimed[0].code() == "granted");
-  CHECK(claimed[1].code() == "granted");
+  LentShelf shelf(g);
+  shelf.insert.abort();
+  shelf.claims.join();
+  CHECK(shelf.claimed[0].code() == "granted");
+  CHECK(shelf.claimed[1].code() == "granted");
   CHECK(metric(g, "gateway_db_direct_decisions_total") == before + 2);
   CHECK(backends_waiting("write-gateway") == "1");  // the renew still waits on its worker
 
   row_lock.abort();
   renew.join();
   CHECK(renewed.code() == "renewed");
+  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task IN ('first', 'second')") == "2");
+}
+
+TEST_CASE("direct decisions: a decision waiting for a direct connection that breaks is decided by a worker") {
+  Gateway g(one_worker(1));
+  g.set_clock(1000);
+  REQUIRE(warm_up(g));
+  LentShelf shelf(g);
+  const auto before = metric(g, "gateway_db_direct_decisions_total");
+  // The lent connection's backend goes away under the first claim.
+  g.db().exec(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'write-gateway-direct'"
+      " AND datname = current_database() AND wait_event_type = 'Lock'");
+  // The waiting claim is not left waiting for a connection that will not
+  // come back: the worker decides it while the test's insert is still open.
+  REQUIRE(eventually([&] { return shelf.done[1].load(); }));
+  CHECK(shelf.claimed[1].code() == "granted");
+  CHECK(metric(g, "gateway_db_direct_waiting") == 0);
+  CHECK(metric(g, "gateway_db_direct_decisions_total") == before);
+  shelf.insert.abort();
+  shelf.claims.join();
+  // The cut claim cannot know whether it committed: 503, never sent again.
+  check_problem(shelf.claimed[0], 503, "authority_unavailable");
+  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'first'") == "0");
+  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'second'") == "1");
+}
+
+TEST_CASE("direct decisions: a decision that waited queue_timeout_ms for a direct connection is decided by a worker") {
+  GatewayOptions options = one_worker(1);
+  options.edit = [inner = options.edit](nlohmann::json& c) {
+    inner(c);
+    c["database"]["queue_timeout_ms"] = 300;
+  };
+  Gateway g(options);
+  g.set_clock(1000);
+  REQUIRE(warm_up(g));
+  LentShelf shelf(g);
+  // Decided on the free worker once its turn did not come in time, while
+  // the first claim still holds the lane's connection.
+  REQUIRE(eventually([&] { return shelf.done[1].load(); }));
+  CHECK(shelf.claimed[1].code() == "granted");
+  CHECK_FALSE(shelf.done[0].load());
+  CHECK(metric(g, "gateway_db_direct_waiting") == 0);
+  shelf.insert.abort();
+  shelf.claims.join();
+  CHECK(shelf.claimed[0].code() == "granted");
   CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task IN ('first', 'second')") == "2");
 }

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 #include <pqxx/pqxx>
 
+#include <map>
+#include <string>
 #include <thread>
 
 using namespace gw;
@@ -42,4 +44,65 @@ TEST_CASE("a changed or unknown applied migration stops the gateway") {
   db2.exec("INSERT INTO schema_migrations (name, sha256) VALUES ('999_future.sql', 'x')");
   pqxx::connection c2(db2.url());
   CHECK_THROWS_WITH_AS(migrate(c2), doctest::Contains("999_future.sql"), std::runtime_error);
+}
+
+TEST_CASE("schema: the hot tables' value rules, domains since schema/011, refuse what their CHECKs refused") {
+  TestDatabase db;
+  pqxx::connection c(db.url());
+  // One row per table, valid but for the value the caller puts in.
+  const auto task = [](const std::string& epoch, const std::string& hash, const std::string& expires,
+                       const std::string& granted) {
+    return "INSERT INTO tasks (tenant, task, owner, epoch, secret_hash, expires_at_ms, granted_at_ms) VALUES"
+           " ('t', 'k-' || md5(random()::text), 'o', " + epoch + ", " + hash + ", " + expires + ", " + granted + ")";
+  };
+  const auto operation = [](const std::string& column, const std::string& value) {
+    std::map<std::string, std::string> v{{"fingerprint", "sha256('f')"}, {"expected_version", "0"},
+                                         {"state", "'in_flight'"},    {"attempts", "1"},
+                                         {"held_reason", "NULL"},     {"resolved_by", "NULL"},
+                                         {"lookups", "0"}};
+    v[column] = value;
+    return "INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target, expected_version,"
+           " upstream_key, state, attempts, created_ms, updated_ms, held_reason, resolved_by, resolved_ms,"
+           " resolution_evidence, lookups) VALUES ('t', 'k', 'op-' || md5(random()::text), " + v["fingerprint"] +
+           ", 'POST', 'p', '/x', " + v["expected_version"] + ", 'u', " + v["state"] + ", " + v["attempts"] +
+           ", 0, 0, " + v["held_reason"] + ", " + v["resolved_by"] + ", " +
+           (v["resolved_by"] == "NULL" ? "NULL, NULL" : "0, 1") + ", " + v["lookups"] + ")";
+  };
+  const auto attempt = [](const std::string& number, const std::string& outcome) {
+    return "INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms, outcome)"
+           " VALUES ('t', 'k', 'op-' || md5(random()::text), " + number + ", 'r', 'o', 1, 0, " + outcome + ")";
+  };
+  const auto accepted = [&](const std::string& sql) {
+    pqxx::work tx(c);
+    tx.exec(sql);
+    tx.commit();
+  };
+  const auto refused = [&](const std::string& sql) {
+    pqxx::work tx(c);
+    CHECK_THROWS_AS(tx.exec(sql), pqxx::check_violation);
+  };
+  accepted(task("1", "sha256('s')", "0", "0"));
+  refused(task("0", "sha256('s')", "0", "0"));
+  refused(task("1", "'\\x00'::bytea", "0", "0"));
+  refused(task("1", "sha256('s')", "-1", "0"));
+  refused(task("1", "sha256('s')", "0", "-1"));
+
+  accepted("INSERT INTO task_ledger (tenant, task, version) VALUES ('t', 'k', 0)");
+  refused("INSERT INTO task_ledger (tenant, task, version) VALUES ('t', 'k2', -1)");
+  refused("UPDATE task_ledger SET version = -1");
+
+  accepted(operation("state", "'in_flight'"));
+  accepted(operation("resolved_by", "'operator'"));
+  refused(operation("fingerprint", "'\\x00'::bytea"));
+  refused(operation("expected_version", "-1"));
+  refused(operation("state", "'done'"));
+  refused(operation("attempts", "0"));
+  refused(operation("held_reason", "'bored'"));
+  refused(operation("resolved_by", "'someone'"));
+  refused(operation("lookups", "-1"));
+  refused("UPDATE operations SET state = 'done'");
+
+  accepted(attempt("1", "'succeeded'"));
+  refused(attempt("0", "NULL"));
+  refused(attempt("1", "'in_flight'"));
 }

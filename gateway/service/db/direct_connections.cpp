@@ -183,18 +183,22 @@ DirectConnections::DirectConnections(const std::vector<asio::io_context*>& ios, 
 
 DirectConnections::~DirectConnections() = default;
 
-DirectConnections::Taken DirectConnections::take(const asio::any_io_executor& executor) {
+DirectConnections::Shelf* DirectConnections::shelf_of(const asio::any_io_executor& executor) const {
   auto& context = asio::query(executor, asio::execution::context);
-  for (auto& shelf : shelves_)
-    if (&shelf->io() == &context) return shelf->take();
-  return Taken(nullptr, Returner{});
+  for (const auto& shelf : shelves_)
+    if (&shelf->io() == &context) return shelf.get();
+  return nullptr;
+}
+
+DirectConnections::Taken DirectConnections::take(const asio::any_io_executor& executor) {
+  auto* shelf = shelf_of(executor);
+  return shelf ? shelf->take() : Taken(nullptr, Returner{});
 }
 
 asio::awaitable<DirectConnections::Taken> DirectConnections::take_in_turn(std::chrono::milliseconds wait, Lane lane) {
-  auto& context = asio::query(co_await asio::this_coro::executor, asio::execution::context);
-  for (auto& shelf : shelves_)
-    if (&shelf->io() == &context) co_return co_await shelf->take_in_turn(wait, lane);
-  co_return Taken(nullptr, Returner{});
+  auto* shelf = shelf_of(co_await asio::this_coro::executor);
+  if (!shelf) co_return Taken(nullptr, Returner{});
+  co_return co_await shelf->take_in_turn(wait, lane);
 }
 
 std::size_t DirectConnections::open() const {

@@ -58,6 +58,9 @@ class DirectConnections {
   std::size_t waiting() const;
 
  private:
+  // The shelf of the I/O thread `executor` belongs to; null for any other executor.
+  Shelf* shelf_of(const asio::any_io_executor& executor) const;
+
   std::vector<std::unique_ptr<Shelf>> shelves_;
 };
 
