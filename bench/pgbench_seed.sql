@@ -14,19 +14,19 @@ FROM generate_series(1, :tasks) AS g;
 INSERT INTO task_ledger (tenant, task, version)
 SELECT 'tenant-a', md5('seed-' || g), :ops FROM generate_series(1, :tasks) AS g;
 
+-- Each operation's one attempt is kept in its row (schema/013).
 INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target, expected_version,
                         upstream_key, state, attempts, created_ms, updated_ms, committed_version,
-                        response_status, response_headers, response_body, response_sha256, response_length)
-SELECT 'tenant-a', md5('seed-' || g), md5('op-' || g || '-' || v), sha256(('op-' || g || '-' || v)::bytea),
+                        response_status, response_headers, response_body, response_sha256, response_length,
+                        attempt_realm, attempt_owner, attempt_epoch, attempt_admitted_ms, attempt_outcome,
+                        attempt_outcome_ms, attempt_upstream_status, attempt_detail)
+SELECT 'tenant-a', t.task, md5('op-' || g || '-' || v), sha256(('op-' || g || '-' || v)::bytea),
        'POST', 'booking', '/bookings', v - 1, 'gw1-seed-' || g || '-' || v, 'succeeded', 1, :now_ms, :now_ms, v,
        201, '[["Content-Type","application/json"]]'::jsonb, convert_to(repeat('b', 90), 'UTF8'),
-       sha256(convert_to(repeat('b', 90), 'UTF8')), 90
-FROM generate_series(1, :tasks) AS g, generate_series(1, :ops) AS v;
-
-INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms,
-                                outcome, outcome_ms, upstream_status, detail)
-SELECT o.tenant, o.task, o.op_id, 1, a.realm, 'seed', t.epoch, :now_ms, 'succeeded', :now_ms, 201, 'provider replied 201'
-FROM operations o JOIN tasks t USING (tenant, task) CROSS JOIN authority a
-WHERE t.owner = 'seed';
+       sha256(convert_to(repeat('b', 90), 'UTF8')), 90,
+       a.realm, 'seed', t.epoch, :now_ms, 'succeeded', :now_ms, 201, 'provider replied 201'
+FROM generate_series(1, :tasks) AS g
+JOIN tasks t ON t.tenant = 'tenant-a' AND t.task = md5('seed-' || g)
+CROSS JOIN authority a, generate_series(1, :ops) AS v;
 
 ANALYZE;

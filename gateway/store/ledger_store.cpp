@@ -16,10 +16,10 @@ namespace {
 constexpr Statement admit_new{"gw_admit_new", R"(
 WITH op AS (INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target,
                                     expected_version, upstream_key, state, attempts, created_ms, updated_ms,
-                                    forward_deadline_ms)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'in_flight', 1, $10, $10, $10::bigint + $14::bigint)),
-     at AS (INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms)
-            VALUES ($1, $2, $3, 1, $11, $12, $13, $10))
+                                    forward_deadline_ms, attempt_realm, attempt_owner, attempt_epoch,
+                                    attempt_admitted_ms)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'in_flight', 1, $10, $10, $10::bigint + $14::bigint,
+                    $11, $12, $13, $10))
 UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2)"};
 
 // The whole admission of a new key in one round trip: the task is read
@@ -42,87 +42,94 @@ std::string admit_if_new_sql(const AuthorityClock& clock) {
 WITH s AS ()" + snapshot_sql(clock, OperationRead::none) + R"(),
      op AS (INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target,
                                     expected_version, upstream_key, state, attempts, created_ms, updated_ms,
-                                    forward_deadline_ms)
-            SELECT $1, $2, $3, $5, $6, $7, $8, $9::bigint, $10, 'in_flight', 1, s.now_ms, s.now_ms, s.now_ms + $14::bigint
+                                    forward_deadline_ms, attempt_realm, attempt_owner, attempt_epoch,
+                                    attempt_admitted_ms)
+            SELECT $1, $2, $3, $5, $6, $7, $8, $9::bigint, $10, 'in_flight', 1, s.now_ms, s.now_ms,
+                   s.now_ms + $14::bigint, $11::text, $12::text, $13::bigint, s.now_ms
             FROM s
             WHERE $16::boolean AND )" + std::string(serializable_guard) + R"(
               AND s.realm = $11 AND s.owner = $12 AND s.epoch = $13 AND s.secret_hash = $15
               AND s.now_ms < s.expires_at_ms AND s.open_op IS NULL AND s.version = $9
               AND s.version < 9223372036854775807
             ON CONFLICT (tenant, task, op_id) DO NOTHING
-            RETURNING ctid, created_ms),
-     at AS (INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms)
-            SELECT $1, $2, $3, 1, $11::text, $12::text, $13::bigint, op.created_ms FROM op
             RETURNING ctid),
      l AS (UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2 AND EXISTS (SELECT 1 FROM op))
-SELECT s.*, (SELECT ctid::text FROM op), (SELECT ctid::text FROM at) FROM s)";
+SELECT s.*, (SELECT ctid::text FROM op) FROM s)";
 }
 
 // Recovery of a not_executed operation: same key, same fingerprint, next
 // attempt. The state was checked in the snapshot: the row is found by its
-// primary key alone (see outcome_sql). A resolution that made it
-// not_executed belongs to the attempts before this one (it stays in
-// operation_evidence): the new attempt's own outcome will settle it.
+// primary key alone (see outcome_sql). The attempt it supersedes moves to
+// earlier_attempts: both parts of the statement see the row as it was. A
+// resolution that made it not_executed belongs to the attempts before this
+// one (it stays in operation_evidence): the new attempt's own outcome will
+// settle it.
 constexpr Statement readmit{"gw_readmit", R"(
-WITH op AS (UPDATE operations SET state = 'in_flight', attempts = attempts + 1, updated_ms = $4,
+WITH was AS (INSERT INTO earlier_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms, outcome,
+                                           outcome_ms, upstream_status, detail)
+             SELECT tenant, task, op_id, attempts, attempt_realm, attempt_owner, attempt_epoch,
+                    attempt_admitted_ms, attempt_outcome, attempt_outcome_ms, attempt_upstream_status,
+                    attempt_detail
+             FROM operations WHERE tenant = $1 AND task = $2 AND op_id = $3),
+     op AS (UPDATE operations SET state = 'in_flight', attempts = attempts + 1, updated_ms = $4,
                                   forward_deadline_ms = $4::bigint + $8::bigint,
-                                  resolved_by = NULL, resolved_ms = NULL, resolution_evidence = NULL
+                                  resolved_by = NULL, resolved_ms = NULL, resolution_evidence = NULL,
+                                  attempt_realm = $5, attempt_owner = $6, attempt_epoch = $7,
+                                  attempt_admitted_ms = $4, attempt_outcome = NULL, attempt_outcome_ms = NULL,
+                                  attempt_upstream_status = NULL, attempt_detail = NULL
             WHERE tenant = $1 AND task = $2 AND op_id = $3
             RETURNING attempts),
-     at AS (INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms)
-            SELECT $1, $2, $3, op.attempts, $5, $6, $7, $4 FROM op),
      l AS (UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2 AND EXISTS (SELECT 1 FROM op))
 SELECT attempts FROM op)"};
 
 // The columns every statement that records an outcome sets, from its own
 // parameter numbers: the operation's `state` and `held` reason, its reply
 // from `reply` on (committed_version, response_status, _headers, _body,
-// _sha256 as hex, _length: six in a row), and the attempt's outcome with
-// the provider's `status` and the forwarder's `detail`; `now` is the time
-// expression the statement writes at.
+// _sha256 as hex, _length: six in a row), and its current attempt's outcome
+// (the same state, the provider's status, the forwarder's `detail`); `now`
+// is the time expression the statement writes at.
 std::string param(int n) {
   std::string p(1, '$');  // not "$" + to_string(n): GCC 12 warns of a false overlap (-Wrestrict)
   p += std::to_string(n);
   return p;
 }
 
-std::string operation_outcome_columns(int state, std::string_view now, int reply, int held) {
-  return "state = " + param(state) + ", updated_ms = " + std::string(now) + ", committed_version = " + param(reply) +
+std::string outcome_columns(int state, std::string_view now, int reply, int held, int detail) {
+  // The state is text: it goes to two domains, and one parameter cannot be deduced as both.
+  const auto at = std::string(now), named = param(state) + "::text";
+  return "state = " + named + ", updated_ms = " + at + ", committed_version = " + param(reply) +
          ", response_status = " + param(reply + 1) + ", response_headers = " + param(reply + 2) +
          "::jsonb, response_body = " + param(reply + 3) + ", response_sha256 = decode(" + param(reply + 4) +
-         ", 'hex'), response_length = " + param(reply + 5) + ", held_reason = " + param(held);
+         ", 'hex'), response_length = " + param(reply + 5) + ", held_reason = " + param(held) +
+         ", attempt_outcome = " + named + ", attempt_outcome_ms = " + at +
+         ", attempt_upstream_status = " + param(reply + 1) + ", attempt_detail = " + param(detail);
 }
 
-std::string attempt_outcome_columns(int state, std::string_view now, int status, int detail) {
-  return "outcome = " + param(state) + ", outcome_ms = " + std::string(now) + ", upstream_status = " + param(status) +
-         ", detail = " + param(detail);
-}
-
-// Where an outcome write finds its operation and attempt rows: by primary
-// key, or at the addresses (ctid) its admission returned (AdmittedRows), a
-// TID scan that reads no index page.
+// Where an outcome write finds its operation row: by primary key, or at the
+// address (ctid) its admission returned (AdmittedRows), a TID scan that
+// reads no index page.
 enum class RowsAt { key, address };
 
-// The outcome of an operation, its attempt and the ledger, once the caller
-// has decided it from a snapshot. Only ever by primary key or address: a
-// condition on `state` here lets the planner pick the partial index
-// operations_unresolved once statistics exist, and a scan of it takes
-// SERIALIZABLE predicate locks on every page that every admission inserts
-// into (measured: most admissions of other tasks then failed to serialize,
-// bench/results.md). The snapshot checks the state. Returns the version
-// written and whether the attempt row was found.
+// The outcome of an operation (its current attempt's with it) and the
+// ledger, once the caller has decided it from a snapshot. Only ever by
+// primary key or address: a condition on `state` here lets the planner pick
+// the partial index operations_unresolved once statistics exist, and a scan
+// of it takes SERIALIZABLE predicate locks on every page that every
+// admission inserts into (measured: most admissions of other tasks then
+// failed to serialize, bench/results.md). The snapshot checks the state;
+// the attempt number ($12) is a guard. Returns the version written, and
+// no row when the operation was not written.
 std::string outcome_write_sql(RowsAt at) {
   const bool by_address = at == RowsAt::address;
   return R"(
-WITH o AS (UPDATE operations SET )" + operation_outcome_columns(4, "$5", 6, 16) + R"(
-           WHERE )" + (by_address ? "ctid = $17::tid AND " : "") + R"(tenant = $1 AND task = $2 AND op_id = $3),
-     a AS (UPDATE operation_attempts SET )" + attempt_outcome_columns(4, "$5", 7, 13) + R"(
-           WHERE )" +
-         (by_address ? "ctid = $18::tid AND " : "") + R"(tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $12
+WITH o AS (UPDATE operations SET )" + outcome_columns(4, "$5", 6, 16, 13) + R"(
+           WHERE )" + (by_address ? "ctid = $17::tid AND " : "") + R"(tenant = $1 AND task = $2 AND op_id = $3
+             AND attempts = $12
            RETURNING 1)
 UPDATE task_ledger SET version = $14, open_op = $15
+FROM o
 WHERE tenant = $1 AND task = $2
-RETURNING version, (SELECT count(*) FROM a))";
+RETURNING version)";
 }
 
 // outcome_write_sql's statement and its arguments, by name.
@@ -143,49 +150,38 @@ struct OutcomeWrite {
                     c.status, c.headers, c.body, c.sha, c.length, outcome.attempt, outcome.detail, next.version,
                     next.open_operation, c.held);
   }
-  // At the admitted rows' addresses when `at` is given, else by key.
+  // At the admitted operation row's address when `at` is given, else by key.
   pqxx::result exec(pqxx::transaction_base& tx, const AdmittedRows* at) const {
     const auto run = [&](RowsAt where, const auto& args) {
       const auto statement = statement_for(where);
       return std::apply([&](const auto&... a) { return exec_prepared(tx, statement, a...); }, args);
     };
     if (!at) return run(RowsAt::key, by_key());
-    return run(RowsAt::address, std::tuple_cat(by_key(), std::tie(at->operation, at->attempt)));
+    return run(RowsAt::address, std::tuple_cat(by_key(), std::tie(at->operation)));
   }
 };
 
-// The forwarder's outcome for the rows its admission wrote, in one round
+// The forwarder's outcome for the row its admission wrote, in one round
 // trip: the task is read with the operation at its address (snapshot_sql)
 // and the outcome written in the same statement, only if that attempt is
 // still the one in flight ($13) and the ledger is as the admission left it
-// ($19, and the key open). These conditions only narrow what the rules
+// ($18, and the key open). These conditions only narrow what the rules
 // allow: the caller checks the snapshot returned against them and refuses
 // to commit a write they would not have made, and anything not written
 // here is recorded as before, from the same snapshot. Returns the version
-// written and whether the attempt row was still at its address ($18).
+// written.
 std::string outcome_if_in_flight_sql(const AuthorityClock& clock) {
   return R"(
 WITH s AS ()" + snapshot_sql(clock, OperationRead::at_location) + R"(),
-     o AS (UPDATE operations SET )" + operation_outcome_columns(6, "s.now_ms", 7, 17) + R"(
+     o AS (UPDATE operations SET )" + outcome_columns(6, "s.now_ms", 7, 17, 14) + R"(
            FROM s
            WHERE operations.ctid = $5::tid AND operations.tenant = $1 AND operations.task = $2
-             AND operations.op_id = $3 AND s.state = 'in_flight' AND s.attempts = $13 AND s.version = $19
+             AND operations.op_id = $3 AND s.state = 'in_flight' AND s.attempts = $13 AND s.version = $18
              AND s.open_op = $3 AND )" + std::string(serializable_guard) + R"(
-           RETURNING s.now_ms),
-     a AS (UPDATE operation_attempts SET )" + attempt_outcome_columns(6, "o.now_ms", 8, 14) + R"(
-           FROM o
-           WHERE operation_attempts.ctid = $18::tid AND tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $13
            RETURNING 1),
      l AS (UPDATE task_ledger SET version = $15, open_op = $16 FROM o WHERE tenant = $1 AND task = $2
            RETURNING version)
-SELECT s.*, (SELECT version FROM l), (SELECT count(*) FROM a) FROM s)";
-}
-
-// The attempt's part of an outcome, by key: its row moved since admission.
-Statement attempt_outcome() {
-  static const std::string sql = "UPDATE operation_attempts SET " + attempt_outcome_columns(4, "$5", 6, 7) +
-                                 " WHERE tenant = $1 AND task = $2 AND op_id = $3 AND attempt = $8";
-  return Statement{"gw_attempt_outcome", sql.c_str()};
+SELECT s.*, (SELECT version FROM l) FROM s)";
 }
 
 // What else became known about an operation, beside the record that settled it.
@@ -207,14 +203,12 @@ WITH now AS (SELECT )" + clock.now_sql(1) + R"( AS ms FROM authority a),
              WHERE o.state = 'in_flight' AND (o.forward_deadline_ms IS NULL OR o.forward_deadline_ms < now.ms)
              ORDER BY o.forward_deadline_ms NULLS FIRST LIMIT $2
              FOR UPDATE OF o SKIP LOCKED),
-     swept AS (UPDATE operations o SET state = 'unknown', held_reason = 'forward_abandoned', updated_ms = now.ms
+     swept AS (UPDATE operations o SET state = 'unknown', held_reason = 'forward_abandoned', updated_ms = now.ms,
+                                       attempt_outcome = 'unknown', attempt_outcome_ms = now.ms,
+                                       attempt_detail = 'forward abandoned: still in flight past its deadline'
                FROM due, now
                WHERE o.tenant = due.tenant AND o.task = due.task AND o.op_id = due.op_id AND o.state = 'in_flight'
                RETURNING o.tenant, o.task, o.op_id, o.attempts, o.provider, o.forward_deadline_ms, now.ms AS now_ms),
-     at AS (UPDATE operation_attempts a SET outcome = 'unknown', outcome_ms = s.now_ms,
-                                            detail = 'forward abandoned: still in flight past its deadline'
-            FROM swept s
-            WHERE a.tenant = s.tenant AND a.task = s.task AND a.op_id = s.op_id AND a.attempt = s.attempts),
      ev AS (INSERT INTO operation_evidence (tenant, task, op_id, attempt, source, outcome, detail, recorded_ms)
             SELECT tenant, task, op_id, attempts, 'sweep', 'unknown',
                    'in flight past its forward deadline (' || coalesce(forward_deadline_ms::text, 'none') ||
@@ -301,8 +295,7 @@ std::optional<AdmissionResult> NewAdmission::answer(const Row& row, TaskSnapshot
   r.version = snap.ledger.version;
   r.attempt = 1;
   r.upstream_key = ask.upstream_key;
-  r.rows = AdmittedRows{row[snapshot_columns].template as<std::string>(),
-                        row[snapshot_columns + 1].template as<std::string>(), snap.ledger.version};
+  r.rows = AdmittedRows{row[snapshot_columns].template as<std::string>(), snap.ledger.version};
   return r;
 }
 template std::optional<AdmissionResult> NewAdmission::answer(const pqxx::row&, TaskSnapshot&) const;
@@ -365,13 +358,8 @@ OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out, 
   // is recorded in a transaction, from a fresh read.
   if (out.rows && !at_rows_tried) {
     auto ask = outcome_at_rows(out, admitted_by);
-    if (auto recorded = autocommit(s, [&](pqxx::transaction_base& t) -> std::optional<OutcomeResult> {
-          auto r = ask.answer(exec_ask(t, ask).at(0));
-          // Sent alone, the outcome is committed before this, and this
-          // statement commits on its own.
-          if (r && ask.unfinished()) ask.finish(t);
-          return r;
-        }))
+    if (auto recorded =
+            autocommit(s, [&](pqxx::transaction_base& t) { return ask.answer(exec_ask(t, ask).at(0)); }))
       return *recorded;
   }
   return serializable(s, [&](pqxx::dbtransaction& tx) { return record_outcome(tx, out, admitted_by); });
@@ -406,9 +394,6 @@ std::optional<OutcomeResult> OutcomeAtRows::answer(const Row& row, TaskSnapshot&
       !settles_operation(op->state, op->held_reason, op->attempts, out.attempt) ||
       !(apply_outcome(snap.ledger, out.operation_id, out.state) == ask.next))
     throw std::logic_error("an outcome the rules would not record");
-  // The attempt row moved since admission: it is written by key next.
-  ask.attempt_by_key = row[snapshot_columns + 1].template as<std::int64_t>() == 0;
-  ask.now_ms = snap.now_ms;
   OutcomeResult r;
   r.reply_gate = check_grant(ask.admitted_by, snap.realm, out.scope, snap.owner, snap.now_ms);
   r.recorded = true;
@@ -418,18 +403,6 @@ std::optional<OutcomeResult> OutcomeAtRows::answer(const Row& row, TaskSnapshot&
 template std::optional<OutcomeResult> OutcomeAtRows::answer(const pqxx::row&, TaskSnapshot&);
 template std::optional<OutcomeResult> OutcomeAtRows::answer(const PgRow&, TaskSnapshot&);
 
-void OutcomeAtRows::finish(pqxx::transaction_base& t) const {
-  exec_prepared(t, attempt_outcome(), outcome.scope.tenant, outcome.scope.task, outcome.operation_id, columns.state,
-                now_ms, columns.status, outcome.detail, outcome.attempt);
-}
-
-void OutcomeAtRows::finish(Session& s) const {
-  autocommit(s, [&](pqxx::transaction_base& t) {
-    finish(t);
-    return true;
-  });
-}
-
 OutcomeResult LedgerStore::record_outcome(pqxx::dbtransaction& tx, const OutcomeRecord& out,
                                           const GrantToken& admitted_by) {
   // The reply's columns are built once: the ask's, or here without one.
@@ -438,10 +411,7 @@ OutcomeResult LedgerStore::record_outcome(pqxx::dbtransaction& tx, const Outcome
   TaskSnapshot snap;
   if (out.rows) {
     ask.emplace(outcome_at_rows(out, admitted_by));
-    if (auto recorded = ask->answer(exec_ask(tx, *ask).at(0), snap)) {
-      if (ask->unfinished()) ask->finish(tx);
-      return *recorded;
-    }
+    if (auto recorded = ask->answer(exec_ask(tx, *ask).at(0), snap)) return *recorded;
   }
   const OutcomeColumns& c = ask ? ask->columns : own.emplace(out);
   // Not at its address any more (a sweep or a resolution changed it): by key.
@@ -473,9 +443,6 @@ OutcomeResult LedgerStore::record_outcome(pqxx::dbtransaction& tx, const Outcome
       .committed = out.state == OperationState::succeeded ? std::optional<std::int64_t>(next.version) : std::nullopt,
       .next = next};
   const auto rows = write.exec(tx, at_rows ? &*out.rows : nullptr);
-  if (at_rows && rows.size() == 1 && rows[0][1].as<std::int64_t>() == 0)
-    exec_prepared(tx, attempt_outcome(), out.scope.tenant, out.scope.task, out.operation_id, c.state, snap.now_ms,
-                  c.status, out.detail, out.attempt);
   r.recorded = rows.size() == 1;
   if (r.recorded) r.version = rows[0][0].as<std::int64_t>();
   return r;

@@ -35,13 +35,12 @@ struct AdmissionRequest {
   std::optional<std::string> request_id = std::nullopt;
 };
 
-// Where an admission wrote its operation and attempt rows (PostgreSQL row
-// addresses, ctid), so that the outcome reads and updates exactly those rows
-// without a lookup in an index other tasks insert into. An address is only
-// a hint: a row that moved since is found by its key instead.
+// Where an admission wrote its operation row (PostgreSQL row address,
+// ctid), so that the outcome reads and updates exactly that row without a
+// lookup in an index other tasks insert into. An address is only a hint: a
+// row that moved since is found by its key instead.
 struct AdmittedRows {
   std::string operation;
-  std::string attempt;
   // The task's version the admission saw: while its operation is open
   // nothing else moves it, so its outcome is written expecting it.
   std::int64_t version = 0;
@@ -149,9 +148,7 @@ static_assert(OneStatementDecision<NewAdmission, pqxx::row>);
 // wrote, as one statement sent alone (autocommit) that reads the task and
 // writes the outcome only if that attempt is still the one in flight. Its
 // answer is nullopt when it wrote nothing: the outcome is then recorded in
-// a transaction, from a fresh read. When the attempt row alone had moved
-// since admission, `attempt_by_key` says its row is still to be written, by
-// key (`finish`).
+// a transaction, from a fresh read.
 struct OutcomeAtRows {
   Statement statement;
   const OutcomeRecord& outcome;
@@ -161,14 +158,12 @@ struct OutcomeAtRows {
   std::optional<std::int64_t> committed;
   std::int64_t high_water = 0;
   AuthorityClock* clock = nullptr;  // observes the authority time the answer carries
-  bool attempt_by_key = false;
-  std::int64_t now_ms = 0;  // authority time the statement wrote at
   auto args() const {
     const auto& rows = *outcome.rows;
     const auto& c = columns;
     return std::tie(outcome.scope.tenant, outcome.scope.task, outcome.operation_id, high_water, rows.operation,
                     c.state, committed, c.status, c.headers, c.body, c.sha, c.length, outcome.attempt,
-                    outcome.detail, next.version, next.open_operation, c.held, rows.attempt, rows.version);
+                    outcome.detail, next.version, next.open_operation, c.held, rows.version);
   }
   // Defined for both row types in ledger_store.cpp.
   template <class Row>
@@ -179,13 +174,8 @@ struct OutcomeAtRows {
     return answer(row, snap);
   }
   static std::optional<OutcomeResult> refused(const std::string&) { return std::nullopt; }
-  // What is left to write after the answer (rare): on a worker, committed
-  // on its own, or inside the transaction the statement ran in.
-  bool unfinished() const { return attempt_by_key; }
-  void finish(Session& s) const;
-  void finish(pqxx::transaction_base& t) const;
 };
-static_assert(OneStatementDecision<OutcomeAtRows, pqxx::row> && LeavesAWrite<OutcomeAtRows, Session>);
+static_assert(OneStatementDecision<OutcomeAtRows, pqxx::row>);
 
 class LedgerStore {
  public:

@@ -47,14 +47,6 @@ concept OneStatementDecision = requires(S& s, const S& read, const Row& row, con
   requires is_optional_v<decltype(S::refused(sqlstate))>;
 };
 
-// A one-statement decision that may leave a write its statement could not
-// make (`unfinished()`), made afterwards on a worker (`finish(session)`).
-template <class S, class Session>
-concept LeavesAWrite = requires(S& s, const S& read, Session& session) {
-  { read.unfinished() } -> std::same_as<bool>;
-  s.finish(session);
-};
-
 // A decision's one statement, sent through libpqxx; service/db/pg_connection.hpp
 // sends the same ask itself.
 template <class Ask>

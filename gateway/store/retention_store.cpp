@@ -27,11 +27,12 @@ WITH doomed AS (
                WHERE d.tenant = x.tenant AND d.task = x.task AND d.op_id = x.op_id RETURNING 1),
      evidence AS (DELETE FROM operation_evidence e USING doomed x
                   WHERE e.tenant = x.tenant AND e.task = x.task AND e.op_id = x.op_id RETURNING 1),
-     attempts AS (DELETE FROM operation_attempts a USING doomed x
+     attempts AS (DELETE FROM earlier_attempts a USING doomed x
                   WHERE a.tenant = x.tenant AND a.task = x.task AND a.op_id = x.op_id RETURNING 1),
      ops AS (DELETE FROM operations o USING doomed x
              WHERE o.tenant = x.tenant AND o.task = x.task AND o.op_id = x.op_id RETURNING 1)
-SELECT (SELECT count(*) FROM ops), (SELECT count(*) FROM attempts), (SELECT count(*) FROM evidence),
+SELECT (SELECT count(*) FROM ops), (SELECT count(*) FROM ops) + (SELECT count(*) FROM attempts),
+       (SELECT count(*) FROM evidence),
        (SELECT count(*) FROM hooks))";
 
 constexpr const char* rejections_sql = R"(

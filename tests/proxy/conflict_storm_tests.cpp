@@ -31,7 +31,7 @@ TEST_CASE("conflict storm: 64 agents on their own tasks, slowed transactions, no
   g.db().exec(
       "CREATE FUNCTION storm_slow() RETURNS trigger LANGUAGE plpgsql AS "
       "$$BEGIN PERFORM pg_sleep(0.005); RETURN NEW; END$$");
-  g.db().exec("CREATE TRIGGER storm_slow BEFORE INSERT OR UPDATE ON operation_attempts "
+  g.db().exec("CREATE TRIGGER storm_slow BEFORE INSERT OR UPDATE ON operations "
               "FOR EACH ROW EXECUTE FUNCTION storm_slow()");
 
   std::atomic<int> committed{0};

@@ -93,19 +93,20 @@ TEST_CASE("direct decisions: a protected write is admitted and recorded without 
   CHECK(rig.provider.requests_with_key(upstream_key("tenant-a", "task-a", w.key)) == 1);
 }
 
-TEST_CASE("direct decisions: an outcome whose attempt row moved while forwarding is still recorded on that row") {
+TEST_CASE("direct decisions: an outcome whose operation row moved while forwarding is recorded by key") {
   DirectRig rig;
   auto w = rig.warm();
   Reply reply;
   auto agent = rig.send_held(w, reply);
-  // Another version of the attempt row (what VACUUM FULL or a repack does
-  // to its address), same values: the outcome's statement misses it.
-  rig.gateway.db().exec("UPDATE operation_attempts SET admitted_ms = admitted_ms WHERE op_id = 'op-1'");
+  // Another version of the operation's row (what VACUUM FULL or a repack
+  // does to its address), same values: the outcome's statement misses it
+  // and writes nothing; a worker records it from a read by key.
+  rig.gateway.db().exec("UPDATE operations SET updated_ms = updated_ms WHERE op_id = 'op-1'");
   const auto before = rig.direct();
   rig.provider.release();
   agent.join();
   CHECK(reply.status == 201);
-  CHECK(rig.direct() == before + 1);
+  CHECK(rig.direct() == before);
   CHECK(rig.operation("op-1") == "succeeded 1");
   CHECK(rig.attempt("op-1") == "succeeded 201");
   CHECK(rig.gateway.db().scalar("SELECT count(*) FROM operation_evidence") == "0");

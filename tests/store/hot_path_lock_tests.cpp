@@ -80,7 +80,7 @@ TEST_CASE("hot path: a claim whose lease would end past the largest time is refu
   CHECK(f.db.scalar("SELECT count(*) FROM tasks") == "0");
 }
 
-TEST_CASE("hot path: a new key is admitted without reading the operations or attempts index") {
+TEST_CASE("hot path: a new key is admitted without reading the operations index or writing an attempt row") {
   StoreFixture f;
   auto grant = f.claim("tenant-a", "trip-1", "region-a", 10, 100'000);
   f.at(20);
@@ -90,14 +90,15 @@ TEST_CASE("hot path: a new key is admitted without reading the operations or att
   REQUIRE(a.rows);
   const auto locks = page_read_locks(f, tx);
   CHECK_FALSE(contains(locks, "operations_pkey"));
-  CHECK_FALSE(contains(locks, "operation_attempts_pkey"));
+  CHECK_FALSE(contains(locks, "earlier_attempts"));
   CHECK_FALSE(contains(locks, "operations:relation"));
   tx.commit();
   CHECK(f.db.scalar("SELECT state || ' ' || attempts FROM operations") == "in_flight 1");
+  CHECK(f.db.scalar("SELECT count(*) FROM earlier_attempts") == "0");
   CHECK(f.db.scalar("SELECT open_op FROM task_ledger") == "trip-1-op-1");
 }
 
-TEST_CASE("hot path: the outcome of that admission updates its rows at their addresses, no index read") {
+TEST_CASE("hot path: the outcome of that admission updates its row at its address, no index read") {
   Admitted a;
   auto& f = a.f;
   pqxx::transaction<pqxx::serializable> tx(f.session.connection());
@@ -106,29 +107,19 @@ TEST_CASE("hot path: the outcome of that admission updates its rows at their add
   CHECK(o.version == 1);
   const auto locks = page_read_locks(f, tx);
   CHECK_FALSE(contains(locks, "operations_pkey"));
-  CHECK_FALSE(contains(locks, "operation_attempts_pkey"));
+  CHECK_FALSE(contains(locks, "earlier_attempts"));
   tx.commit();
   CHECK(f.db.scalar("SELECT state || ' ' || committed_version FROM operations") == "succeeded 1");
   CHECK(f.db.scalar("SELECT outcome || ' ' || upstream_status FROM operation_attempts") == "succeeded 201");
   CHECK(f.db.scalar("SELECT version || ' ' || coalesce(open_op, '-') FROM task_ledger") == "1 -");
 }
 
-TEST_CASE("hot path: an outcome whose rows moved since admission finds them by key") {
+TEST_CASE("hot path: an outcome whose row moved since admission finds it by key") {
   Admitted a;
   auto& f = a.f;
-  // Another version of both rows (what a sweep's update does), same values.
+  // Another version of the row (what a sweep's update does), same values.
   f.db.exec("UPDATE operations SET updated_ms = updated_ms");
-  f.db.exec("UPDATE operation_attempts SET admitted_ms = admitted_ms");
   CHECK(f.db.scalar("SELECT ctid::text FROM operations") != a.admitted.rows->operation);
-  CHECK(f.ledger.record_outcome(f.session, a.outcome(OperationState::succeeded, 201), a.grant).recorded);
-  CHECK(f.db.scalar("SELECT state FROM operations") == "succeeded");
-  CHECK(f.db.scalar("SELECT outcome FROM operation_attempts") == "succeeded");
-}
-
-TEST_CASE("hot path: an outcome whose attempt row alone moved still records the attempt") {
-  Admitted a;
-  auto& f = a.f;
-  f.db.exec("UPDATE operation_attempts SET admitted_ms = admitted_ms");
   CHECK(f.ledger.record_outcome(f.session, a.outcome(OperationState::rejected, 422), a.grant).recorded);
   CHECK(f.db.scalar("SELECT state FROM operations") == "rejected");
   CHECK(f.db.scalar("SELECT outcome || ' ' || upstream_status FROM operation_attempts") == "rejected 422");

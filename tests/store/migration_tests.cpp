@@ -59,17 +59,20 @@ TEST_CASE("schema: the hot tables' value rules, domains since schema/011, refuse
     std::map<std::string, std::string> v{{"fingerprint", "sha256('f')"}, {"expected_version", "0"},
                                          {"state", "'in_flight'"},    {"attempts", "1"},
                                          {"held_reason", "NULL"},     {"resolved_by", "NULL"},
-                                         {"lookups", "0"}};
+                                         {"lookups", "0"},            {"attempt_epoch", "1"},
+                                         {"attempt_outcome", "NULL"}};
     v[column] = value;
     return "INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target, expected_version,"
            " upstream_key, state, attempts, created_ms, updated_ms, held_reason, resolved_by, resolved_ms,"
-           " resolution_evidence, lookups) VALUES ('t', 'k', 'op-' || md5(random()::text), " + v["fingerprint"] +
+           " resolution_evidence, lookups, attempt_realm, attempt_owner, attempt_epoch, attempt_admitted_ms,"
+           " attempt_outcome) VALUES ('t', 'k', 'op-' || md5(random()::text), " + v["fingerprint"] +
            ", 'POST', 'p', '/x', " + v["expected_version"] + ", 'u', " + v["state"] + ", " + v["attempts"] +
            ", 0, 0, " + v["held_reason"] + ", " + v["resolved_by"] + ", " +
-           (v["resolved_by"] == "NULL" ? "NULL, NULL" : "0, 1") + ", " + v["lookups"] + ")";
+           (v["resolved_by"] == "NULL" ? "NULL, NULL" : "0, 1") + ", " + v["lookups"] + ", 'r', 'o', " +
+           v["attempt_epoch"] + ", 0, " + v["attempt_outcome"] + ")";
   };
   const auto attempt = [](const std::string& number, const std::string& outcome) {
-    return "INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms, outcome)"
+    return "INSERT INTO earlier_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms, outcome)"
            " VALUES ('t', 'k', 'op-' || md5(random()::text), " + number + ", 'r', 'o', 1, 0, " + outcome + ")";
   };
   const auto accepted = [&](const std::string& sql) {
@@ -100,9 +103,55 @@ TEST_CASE("schema: the hot tables' value rules, domains since schema/011, refuse
   refused(operation("held_reason", "'bored'"));
   refused(operation("resolved_by", "'someone'"));
   refused(operation("lookups", "-1"));
+  refused(operation("attempt_epoch", "0"));
+  refused(operation("attempt_outcome", "'in_flight'"));
   refused("UPDATE operations SET state = 'done'");
 
   accepted(attempt("1", "'succeeded'"));
   refused(attempt("0", "NULL"));
   refused(attempt("1", "'in_flight'"));
+}
+
+TEST_CASE("schema/013 moves each operation's current attempt into its row and keeps the earlier ones") {
+  TestDatabase db(false);
+  pqxx::connection c(db.url());
+  const auto apply = [&](const Migration& m) {
+    pqxx::work tx(c);
+    tx.exec(std::string(m.sql));
+    tx.commit();
+  };
+  const auto all = embedded_migrations();
+  std::size_t next = 0;
+  for (; all[next].name < "013"; ++next) apply(all[next]);
+  REQUIRE(all[next].name == "013_current_attempt_in_operation.sql");
+  // Two operations as schema/012 kept them: one on its first attempt, one
+  // re-admitted once (attempt 1 not_executed, attempt 2 succeeded).
+  const auto operation = [](const std::string& op, int attempts, const std::string& state) {
+    return "INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target, expected_version,"
+           " upstream_key, state, attempts, created_ms, updated_ms) VALUES ('t', 'k', '" + op +
+           "', sha256('f'), 'POST', 'p', '/x', 0, 'u-" + op + "', '" + state + "', " + std::to_string(attempts) +
+           ", 5, 9)";
+  };
+  db.exec(operation("op-a", 1, "in_flight"));
+  db.exec(operation("op-b", 2, "succeeded"));
+  db.exec("INSERT INTO operation_attempts (tenant, task, op_id, attempt, realm, owner, epoch, admitted_ms, outcome,"
+          " outcome_ms, upstream_status, detail) VALUES"
+          " ('t', 'k', 'op-a', 1, 'r', 'owner-a', 3, 5, NULL, NULL, NULL, NULL),"
+          " ('t', 'k', 'op-b', 1, 'r', 'owner-b', 4, 6, 'not_executed', 7, 409, 'refused'),"
+          " ('t', 'k', 'op-b', 2, 'r', 'owner-c', 5, 8, 'succeeded', 9, 201, 'replied')");
+  const auto attempts = [&] {
+    return db.scalar("SELECT string_agg(op_id || ':' || attempt || ':' || owner || ':' || epoch || ':' || admitted_ms ||"
+                     " ':' || coalesce(outcome, '-') || ':' || coalesce(upstream_status::text, '-'), ' '"
+                     " ORDER BY op_id, attempt) FROM operation_attempts");
+  };
+  const auto before = attempts();
+
+  for (; next < all.size(); ++next) apply(all[next]);
+
+  // Readers see the same attempts through the view.
+  CHECK(attempts() == before);
+  CHECK(db.scalar("SELECT string_agg(op_id || ':' || attempt, ' ' ORDER BY op_id, attempt) FROM earlier_attempts") ==
+        "op-b:1");
+  CHECK(db.scalar("SELECT string_agg(op_id || ':' || attempt_owner || ':' || coalesce(attempt_outcome, '-'), ' '"
+                  " ORDER BY op_id) FROM operations") == "op-a:owner-a:- op-b:owner-c:succeeded");
 }

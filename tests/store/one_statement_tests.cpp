@@ -41,7 +41,10 @@ TEST_CASE("one-statement admission: a new key under the current grant is written
   REQUIRE(a.rows);
   CHECK(a.rows->version == 0);
   CHECK(f.db.scalar("SELECT ctid::text FROM operations WHERE op_id = 'op-a'") == a.rows->operation);
-  CHECK(f.db.scalar("SELECT ctid::text FROM operation_attempts WHERE op_id = 'op-a'") == a.rows->attempt);
+  // Its attempt is in the operation's row: no row of its own to write.
+  CHECK(f.db.scalar("SELECT attempt_owner || '/' || attempt_epoch FROM operations WHERE op_id = 'op-a'") ==
+        "region-a/" + std::to_string(f.grant.identity.epoch));
+  CHECK(f.db.scalar("SELECT count(*) FROM earlier_attempts") == "0");
   CHECK(f.written() == "1/1/op-a");
 }
 

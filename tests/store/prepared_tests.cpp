@@ -65,12 +65,6 @@ struct NoStatement {
   static std::optional<int> refused(const std::string&) { return std::nullopt; }
 };
 
-struct Worker;  // only named: LeavesAWrite is checked, never called
-struct Finishing : Whole {
-  bool unfinished() const { return false; }
-  void finish(Worker&) {}
-};
-
 }  // namespace prepared_tests
 
 using namespace prepared_tests;
@@ -80,8 +74,6 @@ TEST_CASE("a one-statement decision states its SQL, its arguments, its answer an
   CHECK(OneStatementDecision<FreshClaim, pqxx::row>);
   CHECK(OneStatementDecision<NewAdmission, PgRow>);
   CHECK(OneStatementDecision<OutcomeAtRows, PgRow>);
-  CHECK(LeavesAWrite<OutcomeAtRows, Session>);
-  CHECK_FALSE(LeavesAWrite<NewAdmission, Session>);
 
   CHECK(OneStatementDecision<Whole, PgRow>);
   CHECK_FALSE(OneStatementDecision<NoRefusal, PgRow>);
@@ -89,6 +81,4 @@ TEST_CASE("a one-statement decision states its SQL, its arguments, its answer an
   CHECK_FALSE(OneStatementDecision<AnswersAnotherType, PgRow>);
   CHECK_FALSE(OneStatementDecision<ArgsNotATuple, PgRow>);
   CHECK_FALSE(OneStatementDecision<NoStatement, PgRow>);
-  CHECK(LeavesAWrite<Finishing, Worker>);
-  CHECK_FALSE(LeavesAWrite<Whole, Worker>);
 }

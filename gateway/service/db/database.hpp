@@ -69,8 +69,7 @@ class Database {
   // `ask()` makes the statement, a OneStatementDecision (store/prepared.hpp),
   // or an empty optional of it when it does not apply to this decision. The
   // pool makes the decision otherwise, `alone(session, tried)` told whether
-  // the statement already ran and answered nullopt. An ask that LeavesAWrite
-  // has it written on a worker after a direct answer.
+  // the statement already ran and answered nullopt.
   template <class MakeAsk, class Alone, class InTx, class R = std::invoke_result_t<Alone&, Session&, bool>>
     requires OneStatementDecision<ask_of_t<MakeAsk>, PgRow> &&
              std::same_as<std::optional<R>, decltype(std::declval<ask_of_t<MakeAsk>&>().answer(std::declval<PgRow>()))>
@@ -81,7 +80,7 @@ class Database {
         if (auto connection = co_await take_direct(lane)) {
           auto made = ask();
           if (auto* a = asked(made))
-            if (auto decided = co_await direct<R>(*connection, *a, tried, lane)) co_return std::move(*decided);
+            if (auto decided = co_await direct<R>(*connection, *a, tried)) co_return std::move(*decided);
         }
       auto alone_told = [&](Session& s) { return alone(s, tried); };
       co_return co_await submit<R>(alone_told, &in_tx, lane);
@@ -132,7 +131,7 @@ class Database {
   // `a`'s statement on `connection`: the decision, or nullopt for the pool
   // to make (`tried` set when the statement ran and answered nullopt).
   template <class R, class Ask>
-  asio::awaitable<std::optional<R>> direct(PgConnection& connection, Ask& a, bool& tried, Lane lane) {
+  asio::awaitable<std::optional<R>> direct(PgConnection& connection, Ask& a, bool& tried) {
     std::optional<R> decided;
     try {
       auto result = co_await connection.run(a.statement, PgParams::of(a.args()));
@@ -144,24 +143,8 @@ class Database {
       decided = a.refused(e.sqlstate());
       if (!decided) throw;
     }
-    if (!decided) co_return decided;
-    if (metrics_) metrics_->count_direct_decision();
-    // What the statement could not write itself, if anything, committed on
-    // its own after it, on a worker.
-    if constexpr (LeavesAWrite<Ask, Session>)
-      if (a.unfinished()) {
-        auto finish = finisher(a);
-        co_await submit<bool>(finish, static_cast<NotShared*>(nullptr), lane);
-      }
+    if (decided && metrics_) metrics_->count_direct_decision();
     co_return decided;
-  }
-
-  template <class Ask>
-  static auto finisher(Ask& ask) {
-    return [&ask](Session& s) {
-      ask.finish(s);
-      return true;
-    };
   }
 
   // One job on the pool, awaited: `alone` on a worker, or, given `in_tx`,
