@@ -362,9 +362,13 @@ step=0
 db_kinds=2  # protected, claim
 # Rounds per side of one database comparison (db_pair): $db_rounds up to 8 clients, else 1.
 db_rounds_for() { if [ "$1" -le 8 ]; then echo "$db_rounds"; else echo 1; fi; }
+# The pair beside the neighbour: $db_rounds rounds of $duration s each (ABBA). Its p99 is held
+# against the quiet one, and one 3 s window of a shared machine moved it by a factor of two
+# from run to run (65 and 129 ms in two full runs, 57 to 74 ms in three profile runs).
+neighbour_rounds=$db_rounds
 db_measurements=0
 for c in "${levels[@]}"; do db_measurements=$((db_measurements + 2 * $(db_rounds_for "$c"))); done
-total_steps=$(( ${#name_kinds[@]} * db_kinds * db_measurements + 2 * $(db_rounds_for "$fresh_clients") + 2 * $(db_rounds_for "$neighbour_clients") + ${#levels[@]} + 2 + (quick == 0 ? 1 : 0) ))
+total_steps=$(( ${#name_kinds[@]} * db_kinds * db_measurements + 2 * $(db_rounds_for "$fresh_clients") + 2 * neighbour_rounds + ${#levels[@]} + 2 + (quick == 0 ? 1 : 0) ))
 plotdata=$work/plot
 mkdir -p "$plotdata"
 
@@ -602,6 +606,7 @@ db_pair() {
   [ "$kind" = claim ] || slabel="$kind $c clients$where: minimal SQL, a random task of $seed_tasks"
   rounds=$(db_rounds_for "$c")
   secs=$(awk -v d="$duration" -v r="$rounds" 'BEGIN { print d / r }')
+  if [ "$tag" = neighbour ]; then rounds=$neighbour_rounds secs=$duration; fi
   acc_reset "$gid"
   acc_reset "$sid"
   for ((r = 1; r <= rounds; r++)); do
@@ -912,7 +917,9 @@ relplot=$(basename -- "$plot")
   echo "  here, measured at the start); the gateway's pool is connected already. Neither the"
   echo "  connection time nor the first $warmup s of load (cold backends, first claims) is counted."
   echo "- Rounds: up to 8 agents the gateway and the minimal SQL ran in $db_rounds rounds each (gateway,"
-  echo "  minimal, minimal, gateway for 2), and each pass-through row is $rounds rounds of one run that"
+  echo "  minimal, minimal, gateway for 2), splitting the $duration s; beside the neighbour, $neighbour_rounds"
+  echo "  rounds of $duration s each (its p99 is held against the quiet one: one short window is too"
+  echo "  noisy for that); each pass-through row is $rounds rounds of one run that"
   echo "  loaded the gateway, nginx and the provider in turn: the machine's drift lands on both sides"
   echo "  of a comparison alike. Each row counts its own rounds only, CPU columns included."
   echo "- The machine may be shared: compare figures within one run, not across runs."
