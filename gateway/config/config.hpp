@@ -81,7 +81,7 @@ struct DatabaseConfig {
   unsigned group_max = 1;
   // Connections each I/O thread drives itself, for decisions that are one
   // statement alone (0: none).
-  unsigned direct_connections = 4;
+  unsigned direct_connections = 8;
   // The authority regression guard (docs/deployment.md): the file the
   // watermark is kept in across restarts ("": memory only, a restarted
   // gateway trusts the first primary it finds), and how often it is read again.
