@@ -36,8 +36,10 @@
 # quick "8 64"), NAMES ("sequential random", quick "sequential"), FRESH_CLIENTS=64 and
 # NEIGHBOUR_CLIENTS=64 (agents of the fresh-database pair and of the pair beside the CPU-burning
 # neighbour), IDLE_CONNECTIONS (10000, quick 1000), POOL=16 gateway database connections,
-# DIRECT=4 connections per I/O thread for decisions made without a worker (database.direct_connections),
+# DIRECT=8 connections per I/O thread for decisions made without a worker (database.direct_connections),
 # GROUP (database.group_max; unset: the gateway's default),
+# UPSTREAM=static (protected writes go to a static nginx location that answers 201, the upstream
+# "that costs almost nothing" of issue #30's setup; "booking": to the booking demo provider),
 # IO_THREADS=2 (gateway io_threads = nginx worker_processes), PROVIDER_CONNECTIONS=64 (gateway's
 # upstream pool; nginx keeps 64 idle upstream connections per worker), ACCESS_LOG=1 (the
 # gateway's log.access, its default, and nginx's access_log to a file in the combined format;
@@ -79,10 +81,11 @@ warmup=${WARMUP:-1}
 rounds=${ROUNDS:-$([ "$quick" = 1 ] && echo 2 || echo 3)}
 db_rounds=${DB_ROUNDS:-$([ "$quick" = 1 ] && echo 1 || echo 2)}
 pool=${POOL:-16}
-direct=${DIRECT:-4}
+direct=${DIRECT:-8}
 group=${GROUP:-}
 io_threads=${IO_THREADS:-2}
 provider_conns=${PROVIDER_CONNECTIONS:-64}
+upstream=${UPSTREAM:-static}
 load_threads=${LOAD_THREADS:-1}
 max_tries=${MAX_TRIES:-8}
 seed_tasks=${SEED_TASKS:-10000}
@@ -96,7 +99,7 @@ provport=${BENCH_PROVIDER_PORT:-19473}
 ctlport=${BENCH_CONTROL_PORT:-19474}
 nginxport=${BENCH_NGINX_PORT:-18472}
 plot=${results%.md}.png
-command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" FRESH_CLIENTS=$fresh_clients NEIGHBOUR_CLIENTS=$neighbour_clients IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct${group:+ GROUP=$group} IO_THREADS=$io_threads PROVIDER_CONNECTIONS=$provider_conns ACCESS_LOG=$access_log LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
+command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" FRESH_CLIENTS=$fresh_clients NEIGHBOUR_CLIENTS=$neighbour_clients IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct${group:+ GROUP=$group} IO_THREADS=$io_threads UPSTREAM=$upstream PROVIDER_CONNECTIONS=$provider_conns ACCESS_LOG=$access_log LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
 
 case $access_log in 0 | 1) ;; *) echo "bench: ACCESS_LOG must be 0 or 1" >&2; exit 2 ;; esac
 max_level=1
@@ -116,6 +119,7 @@ t0=$SECONDS
 
 say() { echo "bench: $*" >&2; }
 die() { say "$*"; exit 1; }
+case $upstream in static | booking) ;; *) die "UPSTREAM is static or booking, not $upstream" ;; esac
 
 # --- What the benchmark needs beyond the gateway's build (scripts/deps.sh) ------------------
 need_packages() {
@@ -218,7 +222,7 @@ provider_pid=$!
 config=$work/gateway.json
 jq -n --slurpfile dev config/dev.json --argjson gwport "$gwport" --argjson pool "$pool" --argjson direct "$direct" --argjson group "${group:-null}" \
   --argjson io "$io_threads" --argjson access "$([ "$access_log" = 1 ] && echo true || echo false)" --argjson maxconn $((idle_n + max_level + 1000)) --argjson upconns "$provider_conns" \
-  --arg provider "http://127.0.0.1:$provport" '{
+  --arg provider "http://127.0.0.1:$provport" --arg static "http://127.0.0.1:$nginxport/static-provider" '{
     listen: {address: "127.0.0.1", port: $gwport},
     database: ({url_env: "GATEWAY_DATABASE_URL", pool_size: $pool, direct_connections: $direct} + (if $group == null then {} else {group_max: $group} end)),
     http: {io_threads: $io, max_connections: $maxconn},
@@ -226,6 +230,10 @@ jq -n --slurpfile dev config/dev.json --argjson gwport "$gwport" --argjson pool 
     agents: $dev[0].agents,
     operators: $dev[0].operators,
     providers: [{name: "booking", base_url: $provider,
+                 credential: {tenants: {"tenant-a": {env: "BOOKING_KEY_TENANT_A"}}},
+                 connect_timeout_ms: 1000, request_timeout_ms: 5000, idle_retire_ms: 2000,
+                 max_connections: $upconns},
+                {name: "static", base_url: $static,
                  credential: {tenants: {"tenant-a": {env: "BOOKING_KEY_TENANT_A"}}},
                  connect_timeout_ms: 1000, request_timeout_ms: 5000, idle_retire_ms: 2000,
                  max_connections: $upconns}]
@@ -274,6 +282,13 @@ http {
   server {
     listen 127.0.0.1:$nginxport;
     location /healthz { return 200 "ok\n"; }
+    # The static upstream of the protected writes (UPSTREAM=static): a 201 and a small JSON body
+    # for every request, unlogged, as issue #30 measured the gateway.
+    location /static-provider/ {
+      access_log off;
+      default_type application/json;
+      return 201 '{"id":"bk_static","status":"confirmed"}\n';
+    }
     location /v1/tenants/tenant-a/tasks/$passthrough_task/providers/booking/ {
       proxy_pass http://provider/;
       proxy_http_version 1.1;
@@ -614,7 +629,8 @@ db_pair() {
     [ $((r % 2)) -eq 0 ] && first=sql
     for side in $first $([ "$first" = gw ] && echo sql || echo gw); do
       if [ "$side" = gw ]; then
-        gw_round "$gid" "$r" "$secs" "$glabel" "$kind" --mode "$kind" --names "$names" --port "$gwport" --clients "$c"
+        gw_round "$gid" "$r" "$secs" "$glabel" "$kind" --mode "$kind" --names "$names" --port "$gwport" --clients "$c" \
+          --provider "$upstream"
       else
         sql_round "$sid" "$r" "$secs" "$slabel" "$kind" "$c" "$names"
       fi
@@ -840,6 +856,7 @@ relplot=$(basename -- "$plot")
   echo "| PostgreSQL | $pg_version, private cluster on 127.0.0.1, durable defaults: $(echo "$pg_settings" | tr '\n' ',' | sed 's/,$//; s/,/, /g') |"
   echo "| build | $bin, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1) |"
   echo "| commit | $commit |"
+  echo "| protected writes' upstream | $([ "$upstream" = static ] && echo "a static nginx location (/static-provider/: 201 and a 41-byte JSON body, access log off), as in issue #30's setup; UPSTREAM=booking sends them to the booking demo provider" || echo "the booking demo provider (UPSTREAM=booking)") |"
   echo "| gateway | pool_size $pool, direct_connections $direct, group_max ${group:-default}, io_threads $io_threads, booking provider max_connections $provider_conns, $access_label (log.access; JSON lines on stderr to build/bench-logs/gateway.log, ${log_dropped:-?} lines dropped by its queue) (config: build/bench-logs/gateway.json) |"
   echo "| nginx | $nginx_version, worker_processes $io_threads, upstream keepalive 64, proxy_http_version 1.1, Connection \"\", $([ "$access_log" = 1 ] && echo "access_log on (default combined format, to a file)" || echo "access_log off") |"
   echo "| load generator | gateway-load (bench/load.cpp): Asio coroutines on $load_threads thread(s), one keep-alive connection per agent; pgbench -M prepared -j 2, --max-tries=$max_tries, the isolation each script names (SERIALIZABLE admissions and claims, READ COMMITTED outcomes) |"
