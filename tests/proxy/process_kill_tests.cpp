@@ -9,7 +9,14 @@
 #include "support/eventually.hpp"
 #include "support/process.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
 #include <future>
+#include <string>
 
 using namespace gw;
 using namespace gw::test;
@@ -184,4 +191,49 @@ TEST_CASE("two gateways on one database, one killed mid-forward: the other sweep
   CHECK(provider.effects_for(key) == 1);
   CHECK(provider.requests_with_key(key) == 1);
   check_problem(send(c, w), 409, "resolved_without_reply");
+}
+
+namespace {
+
+// Whether `pid` has ended: gone, or a zombie its new parent has yet to reap.
+bool ended(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+}  // namespace
+
+TEST_CASE("test harness: a test process that aborts takes the demo provider it started with it") {
+  // An orphaned provider keeps ctest's output pipe open, and ctest then
+  // waits for it forever. A forked copy of this test binary starts one,
+  // says its pid, and aborts.
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t test = ::fork();
+  REQUIRE(test >= 0);
+  if (test == 0) {
+    ::close(fds[0]);
+    kill_children_on_abort();  // this handler, not doctest's, which would report a crash
+    ChildProcess provider({test_binary("demo-provider"),
+                           {"--kind", "booking", "--port", "0", "--control-port", "0"},
+                           {{"DEMO_PROVIDER_CREDENTIALS", provider_credential}}});
+    provider.wait_for_line("demo-provider kind=", std::chrono::seconds(30));
+    const pid_t pid = provider.pid();
+    if (::write(fds[1], &pid, sizeof pid) != sizeof pid) ::_exit(3);
+    std::abort();
+  }
+  ::close(fds[1]);
+  pid_t provider = 0;
+  const auto n = ::read(fds[0], &provider, sizeof provider);
+  ::close(fds[0]);
+  int status = 0;
+  REQUIRE(::waitpid(test, &status, 0) == test);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGABRT);
+  REQUIRE(n == static_cast<ssize_t>(sizeof provider));
+  CHECK(eventually([&] { return ended(provider); }, std::chrono::seconds(10)));
+  if (!ended(provider)) ::kill(provider, SIGKILL);
 }

@@ -10,8 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +30,37 @@ namespace {
 
 std::runtime_error system_error(const std::string& what, int error) {
   return std::runtime_error(what + ": " + std::strerror(error));
+}
+
+// The children still running, so that a test binary that aborts (a failed
+// check in a destructor, std::terminate) takes them with it: an orphaned
+// provider keeps ctest's output pipe open, and ctest then waits for it
+// forever. Slots of plain atomics, read from a signal handler.
+std::array<std::atomic<pid_t>, 512> live_children{};
+
+void on_abort(int signal) {
+  for (auto& slot : live_children)
+    if (const pid_t pid = slot.load(); pid > 0) ::kill(pid, SIGKILL);
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
+// Installed before any test case runs: doctest's own handler, installed per
+// test case, reports the crash first and then hands the signal back here.
+const bool abort_handler_installed = (kill_children_on_abort(), true);
+
+void track_child(pid_t pid) {
+  for (auto& slot : live_children) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, pid)) return;
+  }
+}
+
+void untrack_child(pid_t pid) {
+  for (auto& slot : live_children) {
+    pid_t mine = pid;
+    if (slot.compare_exchange_strong(mine, 0)) return;
+  }
 }
 
 }  // namespace
@@ -130,6 +164,7 @@ ChildProcess::ChildProcess(Options options) {
     ::close(fds[0]);
     throw system_error("posix_spawn " + options.program, error);
   }
+  track_child(pid_);
   stdout_fd_ = fds[0];
 }
 
@@ -140,6 +175,13 @@ ChildProcess::~ChildProcess() {
     // A destructor must not throw; the child is killed in stop() anyway.
   }
   if (stdout_fd_ >= 0) ::close(stdout_fd_);
+}
+
+void kill_children_on_abort() {
+  struct sigaction action {};
+  action.sa_handler = on_abort;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGABRT, &action, nullptr);
 }
 
 std::optional<std::string> ChildProcess::read_line(std::chrono::milliseconds timeout) {
@@ -191,6 +233,7 @@ int ChildProcess::stop(int signal, std::chrono::milliseconds grace) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  untrack_child(pid_);
   exited_ = true;
   return status_;
 }

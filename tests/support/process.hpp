@@ -25,6 +25,12 @@ namespace gw::test {
 // GATEWAY_TEST_BIN_DIR/name; fails the test run when the variable is unset.
 std::string test_binary(const std::string& name);
 
+// SIGABRT kills every child still running (ChildProcess) before the test
+// binary dies: an orphaned provider would keep ctest's output pipe open, and
+// ctest would wait for it forever. Installed when the binary starts; a test
+// calls it again to take the handler back from doctest's.
+void kill_children_on_abort();
+
 // A port nothing listens on right now (bound to 127.0.0.1:0, then closed).
 std::uint16_t free_tcp_port();
 
