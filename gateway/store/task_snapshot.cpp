@@ -11,10 +11,11 @@ std::string snapshot_sql(const AuthorityClock& clock, OperationRead operation) {
   std::string sql = "SELECT a.realm, ";
   sql += clock.now_sql(4);
   sql += " AS now_ms, t.owner, t.epoch, t.secret_hash, t.expires_at_ms, l.version, l.open_op, ";
+  constexpr int task_columns = 8;  // realm to open_op, above; the operation's follow
   // No operation: its columns are NULL without a join, one plan node fewer
   // to start and run in every admission of a new key.
   if (operation == OperationRead::none) {
-    for (int i = 0; i < snapshot_columns - 8; ++i) sql += i ? ", NULL" : "NULL";
+    for (int i = task_columns; i < snapshot_columns; ++i) sql += i > task_columns ? ", NULL" : "NULL";
   } else {
     sql +=
         "o.fingerprint, o.state, o.attempts, o.upstream_key, o.committed_version,"

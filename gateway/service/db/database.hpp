@@ -62,10 +62,10 @@ class Database {
   // drives itself (service/db/direct_connections.hpp): one free, or, while
   // the pool does not share commits, the next one given back (take_direct);
   // if the pool shares commits, only while no decision is waiting there to
-  // share one with. On the pool, `alone(Session&, tried)` makes it in a transaction of
-  // its own and `in_tx(pqxx::dbtransaction&)` the same decision inside a
-  // transaction the worker opened; either may run more than once before one
-  // commits.
+  // share one with. On the pool, `alone(Session&, tried)` makes it in a
+  // transaction of its own and `in_tx(pqxx::dbtransaction&)` the same
+  // decision inside a transaction the worker opened; either may run more
+  // than once before one commits.
   // `ask()` makes the statement, a OneStatementDecision (store/prepared.hpp),
   // or an empty optional of it when it does not apply to this decision. The
   // pool makes the decision otherwise, `alone(session, tried)` told whether
