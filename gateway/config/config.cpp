@@ -544,6 +544,7 @@ Config parse_config(const std::string& text, const std::string& base_dir) {
     o.integer("queue_limit", c.database.queue_limit, 1, 1000000);
     o.integer("group_max", c.database.group_max, 1, 1024);
     o.integer("direct_connections", c.database.direct_connections, 0, 64);
+    o.integer("direct_pipeline", c.database.direct_pipeline, 1, 64);
     o.millis("queue_timeout_ms", c.database.queue_timeout, 1, 600000);
     o.integer("max_attempts", c.database.max_attempts, 1, 100);
     o.millis("clock_tick_ms", c.database.clock_tick, 10, 60000);

@@ -82,6 +82,11 @@ struct DatabaseConfig {
   // Connections each I/O thread drives itself, for decisions that are one
   // statement alone (0: none).
   unsigned direct_connections = 8;
+  // Decisions one direct connection carries at once, once all of its
+  // thread's are lent: each statement is sent behind those on their way
+  // (pipelined) and the server runs it as soon as the one before commits
+  // (1: one at a time).
+  unsigned direct_pipeline = 4;
   // The authority regression guard (docs/deployment.md): the file the
   // watermark is kept in across restarts ("": memory only, a restarted
   // gateway trusts the first primary it finds), and how often it is read again.

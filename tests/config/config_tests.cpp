@@ -46,10 +46,12 @@ struct DatabaseCount {
   std::vector<json> refused;
 };
 
-TEST_CASE("config: database.direct_connections (8 per I/O thread, 0 turns them off) and group_max (1: no shared transactions)") {
+TEST_CASE("config: database.direct_connections (8 per I/O thread, 0 turns them off), direct_pipeline (4) and group_max (1: no shared transactions)") {
   const DatabaseCount counts[] = {
       {"direct_connections", &DatabaseConfig::direct_connections, 8, {0, 1, 64},
        {json(-1), json(65), json(1.5), json("2"), json(true)}},
+      {"direct_pipeline", &DatabaseConfig::direct_pipeline, 4, {1, 2, 64},
+       {json(0), json(65), json(-1), json(2.5), json("4")}},
       {"group_max", &DatabaseConfig::group_max, 1, {1, 32, 1024}, {json(0), json(1025), json(-1), json("32")}},
   };
   for (const auto& count : counts) {

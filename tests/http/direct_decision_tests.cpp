@@ -35,7 +35,9 @@ GatewayOptions one_thread(int direct) {
 }
 
 // one_thread with a single database worker, decisions never sharing a
-// commit, and a queue that waits as long as the test holds its locks.
+// commit, a queue that waits as long as the test holds its locks, and one
+// decision at a time on a direct connection (no statement sent behind
+// another: these tests are about waiting for one).
 GatewayOptions one_worker(int direct) {
   GatewayOptions options = one_thread(direct);
   options.edit = [inner = options.edit](nlohmann::json& c) {
@@ -43,6 +45,7 @@ GatewayOptions one_worker(int direct) {
     c["database"]["pool_size"] = 1;
     c["database"]["group_max"] = 1;
     c["database"]["queue_timeout_ms"] = 600000;
+    c["database"]["direct_pipeline"] = 1;
   };
   return options;
 }
@@ -219,6 +222,32 @@ TEST_CASE("direct decisions: many agents claiming one new task at once: exactly 
   }
   CHECK(granted == 1);
   CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'contested'") == "1");
+}
+
+TEST_CASE("direct decisions: many agents claiming new tasks at once on one direct connection, sent behind one another: each granted once") {
+  // database.direct_pipeline 4 (the default): with the thread's one
+  // connection lent, each claim is sent behind those on their way.
+  Gateway g(one_thread(1));
+  g.set_clock(1000);
+  REQUIRE(warm_up(g));
+  const auto before = metric(g, "gateway_db_direct_decisions_total");
+  constexpr int agents = 24;
+  std::array<Reply, agents> replies;
+  Workers workers;
+  for (int i = 0; i < agents; ++i)
+    workers.spawn([&, i] {
+      replies[i] = HttpClient(g.port(), std::chrono::seconds(60))
+                       .post_json(task_path("tenant-a", "many-" + std::to_string(i), "claim"), claim_body, agent_a);
+    });
+  workers.join();
+  for (int i = 0; i < agents; ++i) {
+    CAPTURE(i);
+    CHECK(replies[i].code() == "granted");
+    CHECK(replies[i].json()["grant"]["epoch"].get<std::int64_t>() > 0);
+  }
+  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task LIKE 'many-%'") == std::to_string(agents));
+  CHECK(metric(g, "gateway_db_direct_decisions_total") == before + agents);
+  CHECK(direct_backends(g) == "1");
 }
 
 TEST_CASE("direct decisions: with shared commits off, a free direct connection decides while others wait for a worker") {

@@ -11,7 +11,8 @@ using namespace gw::test;
 namespace {
 
 // The booking provider and a gateway with one I/O thread, so every request
-// is served by the lane the test has seen open.
+// is served by the lane the test has seen open, one decision at a time on
+// its direct connection (none sent behind another: the turns are the point).
 struct DirectRig {
   ProviderProcess provider;
   Gateway gateway{one_thread(provider)};
@@ -22,6 +23,7 @@ struct DirectRig {
       if (edit) edit(c);
       c["http"]["io_threads"] = 1;
       c["database"]["direct_connections"] = 1;
+      c["database"]["direct_pipeline"] = 1;
     };
     return options;
   }

@@ -13,8 +13,11 @@
 
 #include <doctest/doctest.h>
 
+#include <future>
 #include <string>
+#include <thread>
 #include <tuple>
+#include <vector>
 
 using namespace gw;
 using namespace gw::test;
@@ -52,6 +55,28 @@ struct Connected {
   // run(), as co_spawn wants it (a default-constructible result).
   asio::awaitable<std::optional<PgResult>> awaited(const Statement& statement, const PgParams& params) {
     co_return co_await connection->run(statement, params);
+  }
+
+  // Each statement with its one argument (text, cast in the SQL as needed),
+  // all started before any is answered: each is sent behind the one before
+  // (pipelined) before the first answer is read. Returns their answers, or
+  // the exceptions they ended with, in the order given. started() leaves
+  // the io_context to be run (on a second thread, say); all() runs it here.
+  using Call = std::pair<Statement, std::string>;
+  std::vector<std::future<std::optional<PgResult>>> started(const std::vector<Call>& calls) {
+    std::vector<std::future<std::optional<PgResult>>> answers;
+    for (const auto& call : calls) answers.push_back(asio::co_spawn(io, with_text(call), asio::use_future));
+    return answers;
+  }
+  std::vector<std::future<std::optional<PgResult>>> all(const std::vector<Call>& calls) {
+    auto answers = started(calls);
+    io.restart();
+    io.run();
+    return answers;
+  }
+  asio::awaitable<std::optional<PgResult>> with_text(Call call) {
+    const auto params = PgParams::of(std::make_tuple(call.second));
+    co_return co_await connection->run(call.first, params);
   }
 
   std::string backend_pid() {
@@ -195,6 +220,99 @@ TEST_CASE("pg connection: no answer within the call timeout leaves it in doubt a
     FAIL("no error");
   } catch (const AuthorityUnavailable& e) {
     CHECK(std::string(e.what()).find("no answer within 300 ms") != std::string::npos);
+  }
+  CHECK(c.connection->broken());
+}
+
+TEST_CASE("pg connection: statements sent together are answered in order, each committed or refused on its own") {
+  Connected c;
+  c.db.exec("CREATE TABLE pipelined (k int UNIQUE DEFERRABLE INITIALLY DEFERRED)");
+  c.db.exec("INSERT INTO pipelined VALUES (3)");
+  const Statement insert{"insert_k", "INSERT INTO pipelined VALUES ($1::int) RETURNING k"};
+  const Statement divide{"divide_k", "INSERT INTO pipelined VALUES (1 / $1::int) RETURNING k"};
+  // 1 and 2 commit; 3 fails at its commit (a duplicate found then); 0
+  // divides by zero; 5 commits after both.
+  auto answers = c.all({{insert, "1"}, {insert, "2"}, {insert, "3"}, {divide, "0"}, {insert, "5"}});
+  CHECK(answers[0].get()->at(0)[0].as<int>() == 1);
+  CHECK(answers[1].get()->at(0)[0].as<int>() == 2);
+  CHECK_THROWS_AS(answers[2].get(), Conflict);
+  try {
+    answers[3].get();
+    FAIL("no error");
+  } catch (const pqxx::sql_error& e) {
+    CHECK(e.sqlstate() == "22012");
+  }
+  CHECK(answers[4].get()->at(0)[0].as<int>() == 5);
+  CHECK(c.db.scalar("SELECT string_agg(k::text, ',' ORDER BY k) FROM pipelined") == "1,2,3,5");
+  CHECK_FALSE(c.connection->broken());
+  CHECK(c.connection->in_flight() == 0);
+  CHECK(c.run("insert_k", insert.sql, std::string("6")).at(0)[0].as<int>() == 6);
+}
+
+TEST_CASE("pg connection: a statement sent twice at once before its first answer is prepared once") {
+  Connected c;
+  const Statement echo{"echo_twice", "SELECT $1::int + 1"};
+  auto answers = c.all({{echo, "1"}, {echo, "2"}, {echo, "3"}});
+  CHECK(answers[0].get()->at(0)[0].as<int>() == 2);
+  CHECK(answers[1].get()->at(0)[0].as<int>() == 3);
+  CHECK(answers[2].get()->at(0)[0].as<int>() == 4);
+}
+
+TEST_CASE("pg connection: a statement timeout answers its own call, and those sent behind it are still answered") {
+  Connected c;
+  const Statement raise{"raise", "SELECT raise_state($1)"};
+  const Statement two{"two", "SELECT 2 WHERE $1::int = 1"};
+  auto answers = c.all({{raise, "57014"}, {two, "1"}});
+  CHECK_THROWS_AS(answers[0].get(), AuthorityUnavailable);
+  CHECK(answers[1].get()->at(0)[0].as<int>() == 2);
+  // Given up all the same: never lent again.
+  CHECK(c.connection->broken());
+  CHECK_THROWS_AS(c.run("one", "SELECT 1"), PgNotSent);
+}
+
+TEST_CASE("pg connection: a backend terminated mid-statement leaves every statement sent behind it in doubt") {
+  Connected c(std::chrono::milliseconds(120000), std::chrono::milliseconds(60000));
+  c.db.exec("CREATE TABLE behind (k int)");
+  const Statement slow{"sleep", "SELECT pg_sleep($1::int)"};
+  const Statement insert{"insert_behind", "INSERT INTO behind VALUES ($1::int) RETURNING k"};
+  c.run(slow.name, slow.sql, std::string("0"));
+  c.run(insert.name, insert.sql, std::string("0"));  // both prepared beforehand: see the mid-statement test above
+  c.db.exec("DELETE FROM behind");
+  const auto pid = c.backend_pid();
+  auto answers = c.started({{slow, "30"}, {insert, "1"}});
+  c.io.restart();
+  std::thread io([&] { c.io.run(); });
+  const bool seen = eventually([&] {
+    return c.db.scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid + " AND query LIKE '%pg_sleep%'"
+                       " AND state = 'active'") == "1";
+  });
+  c.db.exec("SELECT pg_terminate_backend(" + pid + ")");
+  io.join();
+  REQUIRE(seen);
+  CHECK_THROWS_AS(answers[0].get(), AuthorityUnavailable);
+  try {
+    answers[1].get();
+    FAIL("no error");
+  } catch (const AuthorityUnavailable& e) {
+    CHECK(std::string(e.what()).find("in doubt") != std::string::npos);
+  }
+  CHECK(c.db.scalar("SELECT count(*) FROM behind") == "0");  // never reached: the server runs them in order
+  CHECK(c.connection->broken());
+  CHECK_THROWS_AS(c.run("one", "SELECT 1"), PgNotSent);
+}
+
+TEST_CASE("pg connection: no answer within the call timeout leaves the statements sent behind it in doubt too") {
+  Connected c(std::chrono::milliseconds(300), std::chrono::milliseconds(60000));
+  const Statement slow{"slow", "SELECT pg_sleep($1::int)"};
+  const Statement one{"one_more", "SELECT $1::int"};
+  auto answers = c.all({{slow, "20"}, {one, "1"}});
+  for (auto& answer : answers) {
+    try {
+      answer.get();
+      FAIL("no error");
+    } catch (const AuthorityUnavailable& e) {
+      CHECK(std::string(e.what()).find("in doubt") != std::string::npos);
+    }
   }
   CHECK(c.connection->broken());
 }

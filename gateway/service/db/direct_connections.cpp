@@ -29,9 +29,14 @@ SessionOptions direct_session(SessionOptions o) {
 // counts the metrics read from anywhere.
 class DirectConnections::Shelf {
  public:
-  Shelf(asio::io_context& io, Pool& pool, const SessionOptions& session, unsigned limit,
-       std::chrono::milliseconds call_timeout)
-      : io_(io), pool_(pool), session_(direct_session(session)), limit_(limit), call_timeout_(call_timeout) {}
+  Shelf(asio::io_context& io, Pool& pool, const SessionOptions& session, unsigned limit, unsigned pipeline,
+        std::chrono::milliseconds call_timeout)
+      : io_(io),
+        pool_(pool),
+        session_(direct_session(session)),
+        limit_(limit),
+        pipeline_(std::max(pipeline, 1u)),
+        call_timeout_(call_timeout) {}
 
   asio::io_context& io() const { return io_; }
   std::size_t open() const { return open_.load(std::memory_order_relaxed); }
@@ -49,13 +54,27 @@ class DirectConnections::Shelf {
       return lent(std::move(c));
     }
     if (!opening_ && open() < limit_ && std::chrono::steady_clock::now() >= retry_at_) open_one();
-    return Taken(nullptr, Returner{});
+    if (lent_.size() < limit_) return Taken(nullptr, Returner{});
+    // All open and lent: the statement is sent behind those of the
+    // connection with the fewest on their way (pipelined), unless its
+    // oldest has been on its way longer than a statement normally takes (a
+    // lock wait, a stalled server): nothing more queues behind that one.
+    Lent* best = nullptr;
+    for (auto& l : lent_)
+      if (l.lends < pipeline_ && !l.connection->broken() && lendable(*l.connection) &&
+          (!best || l.lends < best->lends))
+        best = &l;
+    if (!best || std::chrono::steady_clock::now() - best->connection->oldest_sent() > pipeline_window)
+      return Taken(nullptr, Returner{});
+    ++best->lends;
+    auto* raw = best->connection.get();
+    return Taken(raw, Returner{this, best->connection});
   }
 
   asio::awaitable<Taken> take_in_turn(std::chrono::milliseconds wait, Lane lane) {
     // Only behind connections that are open and lent: one is sure to come
     // back (each call has call_timeout), unless it breaks, which wakes all.
-    if (auto c = take(); c || lent_ < limit_) co_return c;
+    if (auto c = take(); c || lent_.size() < limit_) co_return c;
     Waiter w(*this, wait, lane == Lane::outcome ? waiting_outcomes_ : waiting_requests_);
     boost::system::error_code ignored;
     co_await w.timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
@@ -65,9 +84,12 @@ class DirectConnections::Shelf {
   }
 
   void give_back(std::shared_ptr<PgConnection> c) {
+    auto at = std::find_if(lent_.begin(), lent_.end(), [&](const Lent& l) { return l.connection == c; });
     if (c->broken() || !lendable(*c)) {
-      --lent_;
-      open_.fetch_sub(1, std::memory_order_relaxed);  // closed with its last owner
+      if (--at->lends == 0) {
+        lent_.erase(at);
+        open_.fetch_sub(1, std::memory_order_relaxed);  // closed with its last owner
+      }
       // One fewer to wait for: those waiting go to the pool rather than
       // wait on a shelf whose database may be going away.
       while (anyone_waiting()) wake_first(nullptr);
@@ -77,8 +99,10 @@ class DirectConnections::Shelf {
       wake_first(std::move(c));  // from one owner to the next: still lent
       return;
     }
-    --lent_;
-    idle_.push_back(std::move(c));
+    if (--at->lends == 0) {
+      lent_.erase(at);
+      idle_.push_back(std::move(c));
+    }
   }
 
  private:
@@ -141,7 +165,7 @@ class DirectConnections::Shelf {
   bool lendable(const PgConnection& c) const { return !session_.guard || session_.guard->current(c.admitted); }
 
   Taken lent(std::shared_ptr<PgConnection> c) {
-    ++lent_;
+    lent_.push_back(Lent{c, 1});
     auto* raw = c.get();
     return Taken(raw, Returner{this, std::move(c)});
   }
@@ -159,9 +183,16 @@ class DirectConnections::Shelf {
   Pool& pool_;
   const SessionOptions session_;
   unsigned limit_;
+  unsigned pipeline_;  // decisions on one connection at once
   std::chrono::milliseconds call_timeout_;
+  // A connection taken and not yet given back, by as many decisions as `lends`.
+  struct Lent {
+    std::shared_ptr<PgConnection> connection;
+    unsigned lends = 0;
+  };
+  static constexpr auto pipeline_window = std::chrono::milliseconds(10);
   std::vector<std::shared_ptr<PgConnection>> idle_;
-  std::size_t lent_ = 0;           // taken and not yet given back
+  std::vector<Lent> lent_;
   std::deque<Waiter*> waiting_outcomes_, waiting_requests_;  // take_in_turn's, by lane
   std::atomic<std::size_t> open_{0};
   std::atomic<std::size_t> waiting_count_{0};  // both queues' sizes, for the metrics
@@ -175,10 +206,11 @@ void DirectConnections::Returner::operator()(PgConnection*) {
 }
 
 DirectConnections::DirectConnections(const std::vector<asio::io_context*>& ios, Pool& pool,
-                                     const SessionOptions& session, unsigned per_thread,
+                                     const SessionOptions& session, unsigned per_thread, unsigned pipeline,
                                      std::chrono::milliseconds call_timeout) {
   if (per_thread == 0) return;
-  for (auto* io : ios) shelves_.push_back(std::make_unique<Shelf>(*io, pool, session, per_thread, call_timeout));
+  for (auto* io : ios)
+    shelves_.push_back(std::make_unique<Shelf>(*io, pool, session, per_thread, pipeline, call_timeout));
 }
 
 DirectConnections::~DirectConnections() = default;

@@ -2,8 +2,10 @@
 // (service/db/pg_connection.hpp): up to database.direct_connections per thread,
 // opened on a database worker the first time one is wanted and none is
 // free, then kept. A decision that finds none free goes to the worker pool
-// while its shelf is still short of connections; once all are open and
-// lent, it may wait its turn there instead (take_in_turn).
+// while its shelf is still short of connections. Once all are open and
+// lent, its statement is sent behind those already on their way on one of
+// them, up to database.direct_pipeline at once per connection; past that it
+// may wait its turn (take_in_turn).
 #pragma once
 
 #include "service/db/pg_connection.hpp"
@@ -22,17 +24,19 @@ namespace gw {
 
 class DirectConnections {
  public:
-  // One shelf of connections per io_context in `ios`. `pool` opens the connections.
+  // One shelf of connections per io_context in `ios`, `per_thread` each, each
+  // lent to up to `pipeline` decisions at once. `pool` opens the connections.
   DirectConnections(const std::vector<asio::io_context*>& ios, Pool& pool, const SessionOptions& session,
-                    unsigned per_thread, std::chrono::milliseconds call_timeout);
+                    unsigned per_thread, unsigned pipeline, std::chrono::milliseconds call_timeout);
   ~DirectConnections();
   DirectConnections(const DirectConnections&) = delete;
   DirectConnections& operator=(const DirectConnections&) = delete;
 
   // A connection of the shelf of the I/O thread `executor` belongs to, taken until the returned
-  // handle is gone; null when that shelf has none free (it then opens one in
-  // the background, if below its limit) or `executor` is not an I/O
-  // thread's. Call it on that thread.
+  // handle is gone: a free one, or, when all are open and lent, one with room
+  // in its pipeline; null when there is none (the shelf then opens one in the
+  // background, if below its limit) or `executor` is not an I/O thread's.
+  // Call it on that thread.
   class Shelf;
   struct Returner {
     Shelf* shelf = nullptr;
@@ -43,9 +47,9 @@ class DirectConnections {
   Taken take(const asio::any_io_executor& executor);
 
   // take(), except that when every connection of the shelf is open and lent
-  // it waits its turn for the next one given back, at most `wait`: a
-  // decision then stays on its I/O thread and on the shelf's few backends
-  // instead of handing off to a worker. Turns are the pool's lanes: an
+  // and none can take one more, it waits its turn for the next one given
+  // back, at most `wait`: a decision then stays on its I/O thread and on the
+  // shelf's few backends instead of handing off to a worker. Turns are the pool's lanes: an
   // outcome record is served before any new request, each lane first come
   // first served. Null as take(), or when the wait ran out or the shelf
   // lost a connection meanwhile (the pool decides then). Await it on an

@@ -4,7 +4,10 @@
 #include "store/transaction.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
 
 namespace gw {
 namespace {
@@ -31,7 +34,8 @@ PgConnPtr open_pg_connection(const SessionOptions& options, std::uint64_t* admit
   }
   // A notice is of no use here, and libpq's default prints it to stderr.
   PQsetNoticeProcessor(c.get(), [](void*, const char*) {}, nullptr);
-  if (PQsetnonblocking(c.get(), 1) != 0) throw pqxx::broken_connection(pq_message(PQerrorMessage(c.get())));
+  if (PQsetnonblocking(c.get(), 1) != 0 || PQenterPipelineMode(c.get()) != 1)
+    throw pqxx::broken_connection(pq_message(PQerrorMessage(c.get())));
   return c;
 }
 
@@ -69,33 +73,80 @@ asio::awaitable<void> PgConnection::flush() {
   }
 }
 
-asio::awaitable<PgResultPtr> PgConnection::results() {
-  // A statement sent alone commits after its rows are sent: an error at
-  // commit (a serialization failure found then, a deferred constraint)
-  // arrives after them, as a result of its own, and rolled it all back.
-  // An error wins over rows, as in libpq's PQexec.
+asio::awaitable<PgResultPtr> PgConnection::results(bool prepare, bool* prepare_failed) {
+  // Each call is its statement (after its Prepare, at first use) and a
+  // Sync, which commits it: an error at commit (a serialization failure
+  // found then, a deferred constraint) arrives after its rows, as a result
+  // of its own, and rolled it all back. An error wins over rows, as in
+  // libpq's PQexec; a statement skipped after a failed Prepare is no answer.
   PgResultPtr kept;
+  bool ended = false;  // one statement's results ended (libpq's NULL); two in a row: nothing more is coming
   for (;;) {
     if (!PQconsumeInput(connection_.get())) throw std::runtime_error(pq_message(PQerrorMessage(connection_.get())));
     while (!PQisBusy(connection_.get())) {
       PgResultPtr next(PQgetResult(connection_.get()));
       if (!next) {
+        if (ended) throw std::runtime_error("the server sent no end of the statement");
+        ended = true;
+        continue;
+      }
+      ended = false;
+      const auto status = PQresultStatus(next.get());
+      if (status == PGRES_PIPELINE_SYNC) {
         if (!kept) throw std::runtime_error("the server sent no result");
         co_return kept;
       }
-      const bool error = PQresultStatus(next.get()) == PGRES_FATAL_ERROR;
-      if (!kept || (error && PQresultStatus(kept.get()) != PGRES_FATAL_ERROR)) kept = std::move(next);
+      if (status == PGRES_PIPELINE_ABORTED) continue;
+      if (prepare && !kept && status == PGRES_FATAL_ERROR) *prepare_failed = true;
+      // The Prepare's answer, then the statement's, then a commit's error.
+      if (!kept || PQresultStatus(kept.get()) != PGRES_FATAL_ERROR) kept = std::move(next);
     }
     co_await wait(Ready::to_read);
   }
 }
 
+std::chrono::steady_clock::time_point PgConnection::oldest_sent() const {
+  return calls_.empty() ? std::chrono::steady_clock::time_point{} : calls_.front()->sent;
+}
+
+asio::awaitable<void> PgConnection::await_turn(Call& call) {
+  // One coroutine per thread runs at a time: nothing changes between the
+  // check and the wait, and done() cancels the timer of whoever is next.
+  if (!lost_ && calls_.front() != &call) {
+    boost::system::error_code ignored;
+    co_await call.turn.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  }
+  if (lost_) throw std::runtime_error("the connection broke before the answer");
+  timed_out_ = false;
+  const unsigned turn = ++turn_;
+  deadline_.expires_after(call_timeout_);
+  deadline_.async_wait([weak = weak_from_this(), turn](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self || self->turn_ != turn) return;
+    self->timed_out_ = true;
+    self->socket_.cancel();
+  });
+}
+
+void PgConnection::done(Call& call) {
+  if (!calls_.empty() && calls_.front() == &call) {
+    ++turn_;
+    deadline_.cancel();
+  }
+  std::erase(calls_, &call);
+  // After a break every call still waiting learns it now.
+  if (lost_)
+    for (auto* waiting : calls_) waiting->turn.cancel();
+  else if (!calls_.empty())
+    calls_.front()->turn.cancel();
+}
+
 void PgConnection::fail(const PGresult* result, const Statement& statement, Sent sent) {
   const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   const std::string message = pq_message(result ? PQresultErrorMessage(result) : PQerrorMessage(connection_.get()));
-  if (PQstatus(connection_.get()) != CONNECTION_OK) broken_ = true;
+  if (PQstatus(connection_.get()) != CONNECTION_OK) broken_ = lost_ = true;
   if (!state) {
-    broken_ = true;
+    broken_ = lost_ = true;
     if (sent == Sent::no) throw PgNotSent(message);
     throw AuthorityUnavailable("commit outcome in doubt: " + message);
   }
@@ -105,7 +156,7 @@ void PgConnection::fail(const PGresult* result, const Statement& statement, Sent
     case FailureKind::unavailable:
     case FailureKind::retry_on_new_connection:
     case FailureKind::in_doubt:
-      broken_ = true;
+      broken_ = true;  // the calls behind it still read their answers: each ended at its Sync
       throw AuthorityUnavailable(message);
     case FailureKind::bug:
       break;
@@ -114,50 +165,42 @@ void PgConnection::fail(const PGresult* result, const Statement& statement, Sent
 }
 
 asio::awaitable<PgResult> PgConnection::run(const Statement& statement, const PgParams& params) {
-  if (broken_ || closed_by_server()) {
+  // Looked at only while nothing is on its way: an answer may be coming.
+  if (broken_ || (calls_.empty() && closed_by_server())) {
     broken_ = true;
     throw PgNotSent("the database closed the connection");
   }
-  timed_out_ = false;
-  const unsigned call = ++call_;
-  deadline_.expires_after(call_timeout_);
-  deadline_.async_wait([weak = weak_from_this(), call](const boost::system::error_code& ec) {
-    auto self = weak.lock();
-    if (ec || !self || self->call_ != call) return;
-    self->timed_out_ = true;
-    self->socket_.cancel();
-  });
-  struct Disarm {
-    PgConnection& c;
-    ~Disarm() {
-      ++c.call_;
-      c.deadline_.cancel();
-    }
-  } disarm{*this};
-
   PGconn* c = connection_.get();
-  // Preparing commits nothing: a break while at it is "not sent".
-  if (!prepared_.contains(statement.name)) {
-    PgResultPtr prepared;
-    try {
-      if (!PQsendPrepare(c, statement.name, statement.sql, 0, nullptr)) throw std::runtime_error("");
-      co_await flush();
-      prepared = co_await results();
-    } catch (const std::runtime_error&) {
-      fail(nullptr, statement, Sent::no);
-    }
-    if (PQresultStatus(prepared.get()) != PGRES_COMMAND_OK) fail(prepared.get(), statement, Sent::no);
+  // Prepared with its first use, in the same Sync: a failed Prepare skips
+  // the statement. Counted as prepared from now, so a call sent behind this
+  // one does not prepare it again; forgotten if the Prepare fails.
+  const bool prepare = !prepared_.contains(statement.name);
+  if (prepare) {
+    if (!PQsendPrepare(c, statement.name, statement.sql, 0, nullptr)) fail(nullptr, statement, Sent::no);
     prepared_.emplace(statement.name);
   }
   if (!PQsendQueryPrepared(c, statement.name, params.size(), params.values(), params.lengths(), params.formats(), 0))
     fail(nullptr, statement, Sent::no);
-  // From here the statement may have reached the server, and committed.
+  // From here the statement may reach the server, and commit.
+  if (!PQpipelineSync(c)) fail(nullptr, statement, Sent::maybe);
+
+  Call call{asio::steady_timer(socket_.get_executor(), asio::steady_timer::time_point::max()),
+            std::chrono::steady_clock::now()};
+  calls_.push_back(&call);
+  struct Leave {
+    PgConnection& c;
+    Call& call;
+    ~Leave() { c.done(call); }
+  } leave{*this, call};
   PgResultPtr result;
   try {
     co_await flush();
-    result = co_await results();
+    co_await await_turn(call);
+    bool prepare_failed = false;
+    result = co_await results(prepare, &prepare_failed);
+    if (prepare_failed) prepared_.erase(statement.name);
   } catch (const std::runtime_error& e) {
-    broken_ = true;
+    broken_ = lost_ = true;
     throw AuthorityUnavailable(std::string("commit outcome in doubt: ") + e.what());
   }
   const auto status = PQresultStatus(result.get());

@@ -1,13 +1,18 @@
 // A PostgreSQL connection that an I/O thread drives itself with libpq's
-// non-blocking calls: a statement is sent and its answer awaited on the
-// socket, in the thread's own epoll, like an upstream reply. A decision made
-// here skips the two thread hand-offs of the worker pool (the worker woken
-// with the job, the I/O thread woken with its result), which at one agent
-// cost as much as the statement itself (docs/performance.md).
+// non-blocking calls, in pipeline mode: a statement is sent and its answer
+// awaited on the socket, in the thread's own epoll, like an upstream reply.
+// A decision made here skips the two thread hand-offs of the worker pool
+// (the worker woken with the job, the I/O thread woken with its result),
+// which at one agent cost as much as the statement itself
+// (docs/performance.md).
 //
-// Only for a decision that is one statement sent alone (autocommit: the
-// session's default makes it a SERIALIZABLE transaction of its own), so no
-// transaction is ever open across an await.
+// Only for a decision that is one statement sent alone (each is followed by
+// a Sync, which ends it as a transaction of its own: the session's default
+// makes it SERIALIZABLE), so no transaction is ever open across an await.
+// Several may be on their way at once (pipelined): the server runs them one
+// after the other, each committed before the next starts, and the next one
+// is already there when the last commits, instead of a round trip later
+// through a busy I/O thread.
 #pragma once
 
 #include "store/pg_params.hpp"
@@ -23,6 +28,7 @@
 #include <libpq-fe.h>
 
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -65,23 +71,42 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   // PgNotSent (see above); Conflict (nothing committed); AuthorityUnavailable
   // (the database refused or timed out; "in doubt" when the connection broke
   // after sending: it may have committed, and it is never sent again);
-  // pqxx::sql_error, with its SQLSTATE, for any other error. One call at a time.
+  // pqxx::sql_error, with its SQLSTATE, for any other error. Calls may
+  // overlap: each is answered in the order sent, and a break leaves every
+  // call still waiting for its answer in doubt.
   asio::awaitable<PgResult> run(const Statement& statement, const PgParams& params);
 
-  // Broken or closed: never used again.
+  // Broken or closed: never lent again (calls already sent may still be answered).
   bool broken() const { return broken_; }
+  // Calls sent and not yet answered, and when the oldest of them was sent.
+  std::size_t in_flight() const { return calls_.size(); }
+  std::chrono::steady_clock::time_point oldest_sent() const;
   // The authority guard's generation it was admitted under (store/authority_guard.hpp).
   std::uint64_t admitted = 0;
 
  private:
+  // A call sent and not yet answered, on its coroutine's frame: waits on
+  // `turn` until it is the oldest one, then reads its own answer.
+  struct Call {
+    asio::steady_timer turn;
+    std::chrono::steady_clock::time_point sent;
+  };
+
   // The server closed the connection, or sent something unasked (its
   // goodbye before closing): looked at without a round trip.
   bool closed_by_server() const;
-  // Writes what libpq holds; then reads until the statement's results are
-  // all in: the first error among them, else the first. Throws
-  // std::runtime_error when the connection broke.
+  // Writes what libpq holds. Throws std::runtime_error when the connection broke.
   asio::awaitable<void> flush();
-  asio::awaitable<PgResultPtr> results();
+  // Reads the oldest call's answer, up to its Sync: the first error among
+  // its results, else its statement's rows; `prepare_failed` set when it
+  // began with a Prepare that failed. Throws std::runtime_error when the
+  // connection broke.
+  asio::awaitable<PgResultPtr> results(bool prepare, bool* prepare_failed);
+  // Waits until `call` is the oldest (throws std::runtime_error when the
+  // connection broke first), then arms the deadline for its answer.
+  asio::awaitable<void> await_turn(Call& call);
+  // `call` answered (or given up): the next one's turn.
+  void done(Call& call);
   // What a wait on the socket is for.
   enum class Ready { to_read, to_write };
   asio::awaitable<void> wait(Ready ready);
@@ -94,9 +119,11 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
   asio::steady_timer deadline_;
   std::chrono::milliseconds call_timeout_;
   std::set<std::string, std::less<>> prepared_;
-  bool broken_ = false;
+  std::deque<Call*> calls_;  // sent and not yet answered, oldest first
+  bool broken_ = false;      // never lent again
+  bool lost_ = false;        // nothing more can be read: every call still waiting is in doubt
   bool timed_out_ = false;
-  unsigned call_ = 0;  // which call the deadline belongs to
+  unsigned turn_ = 0;  // which call's turn the deadline belongs to
 };
 
 }  // namespace gw

@@ -398,7 +398,8 @@ std::uint16_t Runtime::start() {
                                   .max_connections = h.max_connections};
   std::vector<asio::io_context*> ios;
   for (auto& io : m.ios) ios.push_back(io.get());
-  m.direct = std::make_unique<DirectConnections>(ios, *m.pool, guarded, d.direct_connections, d.call_timeout);
+  m.direct = std::make_unique<DirectConnections>(ios, *m.pool, guarded, d.direct_connections, d.direct_pipeline,
+                                                 d.call_timeout);
   m.database->attach(*m.direct);
   m.server = std::make_unique<http::Server>(
       std::move(ios), limits, [app = m.app.get()](http::Request r) { return app->handle(std::move(r)); },
