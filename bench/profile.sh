@@ -8,7 +8,7 @@
 # far less often than called runs a cached plan), the operations by state, and the
 # serialization failures in the PostgreSQL log by reason. Everything is stopped and removed at
 # the end. The numbers behind docs/performance.md came from it; bench/run.sh is the benchmark.
-# Env: NEIGHBOUR (1: a shell loop burns one core during the load), POOL (database.pool_size, 16), GROUP (database.group_max, 1), DIRECT (database.direct_connections, 8), IO_THREADS (http.io_threads, 2), PROFILE_DIR
+# Env: NEIGHBOUR (1: a shell loop burns one core during the load), POOL (database.pool_size, 16), GROUP (database.group_max, 1), DIRECT (database.direct_connections, 8), PIPELINE (database.direct_pipeline, 4), IO_THREADS (http.io_threads, 2), PROFILE_DIR
 # (build/profile), PROFILE_PG_OPTS (more PostgreSQL server options, e.g. "-c plan_cache_mode=force_generic_plan"), PROFILE_PG_PORT (25801), PROFILE_GATEWAY_PORT (18801),
 # PROFILE_PROVIDER_PORT (19801), PROFILE_CONTROL_PORT (19802), ACCESS_LOG (1: the gateway's access log
 # on, and the medians of its duration_ms, db_ms and upstream_ms per route printed at the end:
@@ -64,10 +64,10 @@ DEMO_PROVIDER_CREDENTIAL=booking-secret \
   "$bin/demo-provider" --kind booking --port "$provport" --control-port "$ctlport" >"$dir/provider.log" 2>&1 &
 provider_pid=$!
 jq -n --slurpfile dev config/dev.json --argjson port "$gwport" --argjson pool "${POOL:-16}" \
-  --argjson group "${GROUP:-1}" --argjson direct "${DIRECT:-8}" --argjson io "${IO_THREADS:-2}" --arg provider "http://127.0.0.1:$provport" \
+  --argjson group "${GROUP:-1}" --argjson direct "${DIRECT:-8}" --argjson pipeline "${PIPELINE:-4}" --argjson io "${IO_THREADS:-2}" --arg provider "http://127.0.0.1:$provport" \
   --argjson access "$([ "${ACCESS_LOG:-0}" = 1 ] && echo true || echo false)" '{
     listen: {address: "127.0.0.1", port: $port},
-    database: {url_env: "GATEWAY_DATABASE_URL", pool_size: $pool, group_max: $group, direct_connections: $direct},
+    database: {url_env: "GATEWAY_DATABASE_URL", pool_size: $pool, group_max: $group, direct_connections: $direct, direct_pipeline: $pipeline},
     http: {io_threads: $io},
     log: {access: $access},
     agents: $dev[0].agents,

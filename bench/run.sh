@@ -37,6 +37,7 @@
 # NEIGHBOUR_CLIENTS=64 (agents of the fresh-database pair and of the pair beside the CPU-burning
 # neighbour), IDLE_CONNECTIONS (10000, quick 1000), POOL=16 gateway database connections,
 # DIRECT=8 connections per I/O thread for decisions made without a worker (database.direct_connections),
+# PIPELINE=4 decisions at once on one of them (database.direct_pipeline),
 # GROUP (database.group_max; unset: the gateway's default),
 # UPSTREAM=static (protected writes go to a static nginx location that answers 201, the upstream
 # "that costs almost nothing" of issue #30's setup; "booking": to the booking demo provider),
@@ -82,6 +83,7 @@ rounds=${ROUNDS:-$([ "$quick" = 1 ] && echo 2 || echo 3)}
 db_rounds=${DB_ROUNDS:-$([ "$quick" = 1 ] && echo 1 || echo 2)}
 pool=${POOL:-16}
 direct=${DIRECT:-8}
+pipeline=${PIPELINE:-4}
 group=${GROUP:-}
 io_threads=${IO_THREADS:-2}
 provider_conns=${PROVIDER_CONNECTIONS:-64}
@@ -99,7 +101,7 @@ provport=${BENCH_PROVIDER_PORT:-19473}
 ctlport=${BENCH_CONTROL_PORT:-19474}
 nginxport=${BENCH_NGINX_PORT:-18472}
 plot=${results%.md}.png
-command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" FRESH_CLIENTS=$fresh_clients NEIGHBOUR_CLIENTS=$neighbour_clients IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct${group:+ GROUP=$group} IO_THREADS=$io_threads UPSTREAM=$upstream PROVIDER_CONNECTIONS=$provider_conns ACCESS_LOG=$access_log LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
+command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" FRESH_CLIENTS=$fresh_clients NEIGHBOUR_CLIENTS=$neighbour_clients IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct PIPELINE=$pipeline${group:+ GROUP=$group} IO_THREADS=$io_threads UPSTREAM=$upstream PROVIDER_CONNECTIONS=$provider_conns ACCESS_LOG=$access_log LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
 
 case $access_log in 0 | 1) ;; *) echo "bench: ACCESS_LOG must be 0 or 1" >&2; exit 2 ;; esac
 max_level=1
@@ -220,11 +222,11 @@ provider_pid=$!
 
 # Dev tokens from config/dev.json; everything else is the benchmark's.
 config=$work/gateway.json
-jq -n --slurpfile dev config/dev.json --argjson gwport "$gwport" --argjson pool "$pool" --argjson direct "$direct" --argjson group "${group:-null}" \
+jq -n --slurpfile dev config/dev.json --argjson gwport "$gwport" --argjson pool "$pool" --argjson direct "$direct" --argjson pipeline "$pipeline" --argjson group "${group:-null}" \
   --argjson io "$io_threads" --argjson access "$([ "$access_log" = 1 ] && echo true || echo false)" --argjson maxconn $((idle_n + max_level + 1000)) --argjson upconns "$provider_conns" \
   --arg provider "http://127.0.0.1:$provport" --arg static "http://127.0.0.1:$nginxport/static-provider" '{
     listen: {address: "127.0.0.1", port: $gwport},
-    database: ({url_env: "GATEWAY_DATABASE_URL", pool_size: $pool, direct_connections: $direct} + (if $group == null then {} else {group_max: $group} end)),
+    database: ({url_env: "GATEWAY_DATABASE_URL", pool_size: $pool, direct_connections: $direct, direct_pipeline: $pipeline} + (if $group == null then {} else {group_max: $group} end)),
     http: {io_threads: $io, max_connections: $maxconn},
     log: {access: $access},
     agents: $dev[0].agents,
@@ -857,7 +859,7 @@ relplot=$(basename -- "$plot")
   echo "| build | $bin, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1) |"
   echo "| commit | $commit |"
   echo "| protected writes' upstream | $([ "$upstream" = static ] && echo "a static nginx location (/static-provider/: 201 and a 41-byte JSON body, access log off), as in issue #30's setup; UPSTREAM=booking sends them to the booking demo provider" || echo "the booking demo provider (UPSTREAM=booking)") |"
-  echo "| gateway | pool_size $pool, direct_connections $direct, group_max ${group:-default}, io_threads $io_threads, booking provider max_connections $provider_conns, $access_label (log.access; JSON lines on stderr to build/bench-logs/gateway.log, ${log_dropped:-?} lines dropped by its queue) (config: build/bench-logs/gateway.json) |"
+  echo "| gateway | pool_size $pool, direct_connections $direct, direct_pipeline $pipeline, group_max ${group:-default}, io_threads $io_threads, booking provider max_connections $provider_conns, $access_label (log.access; JSON lines on stderr to build/bench-logs/gateway.log, ${log_dropped:-?} lines dropped by its queue) (config: build/bench-logs/gateway.json) |"
   echo "| nginx | $nginx_version, worker_processes $io_threads, upstream keepalive 64, proxy_http_version 1.1, Connection \"\", $([ "$access_log" = 1 ] && echo "access_log on (default combined format, to a file)" || echo "access_log off") |"
   echo "| load generator | gateway-load (bench/load.cpp): Asio coroutines on $load_threads thread(s), one keep-alive connection per agent; pgbench -M prepared -j 2, --max-tries=$max_tries, the isolation each script names (SERIALIZABLE admissions and claims, READ COMMITTED outcomes) |"
   echo "| data | fresh for the first pair (gateway: its migrations and the load's claims; minimal SQL: $seed_tasks owner rows, no operation); then seeded with $seed_tasks finished tasks x $seed_ops committed operations on both sides (bench/pgbench_seed.sql, bench/minimal_seed.sql, ${seed_s} s); every measurement adds to it |"
