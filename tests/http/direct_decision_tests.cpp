@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <limits>
+#include <vector>
 
 using namespace gw;
 using namespace gw::test;
@@ -66,6 +67,22 @@ bool warm_up(Gateway& g) {
     g.claim("tenant-a", "warm-" + std::to_string(++n), "o", 60000);
     return metric(g, "gateway_db_direct_decisions_total") > 0;
   });
+}
+
+// `agents` claims at once, the i-th of task_of(i) by owner_of(i), each on its
+// own connection: their replies, in that order.
+template <class TaskOf, class OwnerOf>
+std::vector<Reply> claims_at_once(const Gateway& g, int agents, TaskOf task_of, OwnerOf owner_of) {
+  std::vector<Reply> replies(agents);
+  Workers workers;
+  for (int i = 0; i < agents; ++i)
+    workers.spawn([&, i] {
+      replies[i] = HttpClient(g.port(), std::chrono::seconds(60))
+                       .post_json(task_path("tenant-a", task_of(i), "claim"), {{"owner", owner_of(i)}, {"lease_ms", 60000}},
+                                  agent_a);
+    });
+  workers.join();
+  return replies;
 }
 
 // The lane's one direct connection lent to a fresh claim of 'first' that
@@ -205,16 +222,8 @@ TEST_CASE("direct decisions: many agents claiming one new task at once: exactly 
   Gateway g(one_thread(2));
   g.set_clock(1000);
   REQUIRE(warm_up(g));
-  constexpr int agents = 16;
-  std::array<Reply, agents> replies;
-  Workers workers;
-  for (int i = 0; i < agents; ++i)
-    workers.spawn([&, i] {
-      replies[i] = HttpClient(g.port(), std::chrono::seconds(60))
-                       .post_json(task_path("tenant-a", "contested", "claim"),
-                                  {{"owner", "agent-" + std::to_string(i)}, {"lease_ms", 60000}}, agent_a);
-    });
-  workers.join();
+  const auto replies = claims_at_once(
+      g, 16, [](int) { return std::string("contested"); }, [](int i) { return "agent-" + std::to_string(i); });
   int granted = 0;
   for (const auto& r : replies) {
     if (r.code() == "granted") ++granted;
@@ -232,14 +241,8 @@ TEST_CASE("direct decisions: many agents claiming new tasks at once on one direc
   REQUIRE(warm_up(g));
   const auto before = metric(g, "gateway_db_direct_decisions_total");
   constexpr int agents = 24;
-  std::array<Reply, agents> replies;
-  Workers workers;
-  for (int i = 0; i < agents; ++i)
-    workers.spawn([&, i] {
-      replies[i] = HttpClient(g.port(), std::chrono::seconds(60))
-                       .post_json(task_path("tenant-a", "many-" + std::to_string(i), "claim"), claim_body, agent_a);
-    });
-  workers.join();
+  const auto replies = claims_at_once(
+      g, agents, [](int i) { return "many-" + std::to_string(i); }, [](int) { return std::string("o"); });
   for (int i = 0; i < agents; ++i) {
     CAPTURE(i);
     CHECK(replies[i].code() == "granted");

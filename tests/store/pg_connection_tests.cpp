@@ -61,7 +61,7 @@ struct Connected {
   // all started before any is answered: each is sent behind the one before
   // (pipelined) before the first answer is read. Returns their answers, or
   // the exceptions they ended with, in the order given. started() leaves
-  // the io_context to be run (on a second thread, say); all() runs it here.
+  // the io_context to be run (terminated_while_sleeping, say); all() runs it here.
   using Call = std::pair<Statement, std::string>;
   std::vector<std::future<std::optional<PgResult>>> started(const std::vector<Call>& calls) {
     std::vector<std::future<std::optional<PgResult>>> answers;
@@ -77,6 +77,22 @@ struct Connected {
   asio::awaitable<std::optional<PgResult>> with_text(Call call) {
     const auto params = PgParams::of(std::make_tuple(call.second));
     co_return co_await connection->run(call.first, params);
+  }
+
+  // Runs the io_context on a second thread, terminates this connection's
+  // backend as soon as it is seen running pg_sleep, and waits for the
+  // io_context to finish. Whether it was seen running.
+  bool terminated_while_sleeping() {
+    const auto pid = backend_pid();
+    io.restart();
+    std::thread runner([&] { io.run(); });
+    const bool seen = eventually([&] {
+      return db.scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid + " AND query LIKE '%pg_sleep%'"
+                       " AND state = 'active'") == "1";
+    });
+    db.exec("SELECT pg_terminate_backend(" + pid + ")");
+    runner.join();
+    return seen;
   }
 
   std::string backend_pid() {
@@ -182,23 +198,12 @@ TEST_CASE("pg connection: a backend terminated while idle is found before sendin
 TEST_CASE("pg connection: a backend terminated mid-statement is AuthorityUnavailable, never sent again") {
   Connected c(std::chrono::milliseconds(120000), std::chrono::milliseconds(60000));
   // Prepared beforehand: the server shows a statement as active while it
-  // parses it too, and a break then is "not sent", not this test's case.
+  // parses it too, and this test is about one that runs.
   const Statement slow{"sleep", "SELECT pg_sleep($1::int)"};
   c.run(slow.name, slow.sql, 0);
-  const auto pid = c.backend_pid();
   const auto thirty = PgParams::of(std::make_tuple(30));
   auto done = asio::co_spawn(c.io, c.awaited(slow, thirty), asio::use_future);
-  // Terminated from this thread as soon as the statement is seen running;
-  // the io_context runs on a second thread meanwhile.
-  c.io.restart();
-  std::thread io([&] { c.io.run(); });
-  const bool seen = eventually([&] {
-    return c.db.scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid + " AND query LIKE '%pg_sleep%'"
-                       " AND state = 'active'") == "1";
-  });
-  c.db.exec("SELECT pg_terminate_backend(" + pid + ")");
-  io.join();
-  REQUIRE(seen);
+  REQUIRE(c.terminated_while_sleeping());
   try {
     done.get();
     FAIL("no error");
@@ -278,17 +283,8 @@ TEST_CASE("pg connection: a backend terminated mid-statement leaves every statem
   c.run(slow.name, slow.sql, std::string("0"));
   c.run(insert.name, insert.sql, std::string("0"));  // both prepared beforehand: see the mid-statement test above
   c.db.exec("DELETE FROM behind");
-  const auto pid = c.backend_pid();
   auto answers = c.started({{slow, "30"}, {insert, "1"}});
-  c.io.restart();
-  std::thread io([&] { c.io.run(); });
-  const bool seen = eventually([&] {
-    return c.db.scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid + " AND query LIKE '%pg_sleep%'"
-                       " AND state = 'active'") == "1";
-  });
-  c.db.exec("SELECT pg_terminate_backend(" + pid + ")");
-  io.join();
-  REQUIRE(seen);
+  REQUIRE(c.terminated_while_sleeping());
   CHECK_THROWS_AS(answers[0].get(), AuthorityUnavailable);
   try {
     answers[1].get();
