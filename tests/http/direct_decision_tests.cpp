@@ -233,7 +233,7 @@ TEST_CASE("direct decisions: many agents claiming one new task at once: exactly 
   CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'contested'") == "1");
 }
 
-TEST_CASE("direct decisions: many agents claiming new tasks at once on one direct connection, sent behind one another: each granted once") {
+TEST_CASE("direct decisions: many agents claiming new tasks at once through one direct connection that takes 4 at a time: each granted once") {
   // database.direct_pipeline 4 (the default): with the thread's one
   // connection lent, each claim is sent behind those on their way.
   Gateway g(one_thread(1));

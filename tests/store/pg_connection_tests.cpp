@@ -235,19 +235,23 @@ TEST_CASE("pg connection: statements sent together are answered in order, each c
   c.db.exec("INSERT INTO pipelined VALUES (3)");
   const Statement insert{"insert_k", "INSERT INTO pipelined VALUES ($1::int) RETURNING k"};
   const Statement divide{"divide_k", "INSERT INTO pipelined VALUES (1 / $1::int) RETURNING k"};
-  // 1 and 2 commit; 3 fails at its commit (a duplicate found then); 0
-  // divides by zero; 5 commits after both.
-  auto answers = c.all({{insert, "1"}, {insert, "2"}, {insert, "3"}, {divide, "0"}, {insert, "5"}});
-  CHECK(answers[0].get()->at(0)[0].as<int>() == 1);
-  CHECK(answers[1].get()->at(0)[0].as<int>() == 2);
-  CHECK_THROWS_AS(answers[2].get(), Conflict);
+  const Statement pause{"pause", "SELECT pg_sleep($1::float8)"};
+  // Behind a pause, so that all are sent before the first answer comes: 1
+  // and 2 commit; 3 fails at its commit (a duplicate found then); 0 divides
+  // by zero; 5 commits after both.
+  auto answers =
+      c.all({{pause, "0.2"}, {insert, "1"}, {insert, "2"}, {insert, "3"}, {divide, "0"}, {insert, "5"}});
+  CHECK(answers[0].get()->size() == 1);
+  CHECK(answers[1].get()->at(0)[0].as<int>() == 1);
+  CHECK(answers[2].get()->at(0)[0].as<int>() == 2);
+  CHECK_THROWS_AS(answers[3].get(), Conflict);
   try {
-    answers[3].get();
+    answers[4].get();
     FAIL("no error");
   } catch (const pqxx::sql_error& e) {
     CHECK(e.sqlstate() == "22012");
   }
-  CHECK(answers[4].get()->at(0)[0].as<int>() == 5);
+  CHECK(answers[5].get()->at(0)[0].as<int>() == 5);
   CHECK(c.db.scalar("SELECT string_agg(k::text, ',' ORDER BY k) FROM pipelined") == "1,2,3,5");
   CHECK_FALSE(c.connection->broken());
   CHECK(c.connection->in_flight() == 0);
@@ -257,15 +261,19 @@ TEST_CASE("pg connection: statements sent together are answered in order, each c
 TEST_CASE("pg connection: a statement sent twice at once before its first answer is prepared once") {
   Connected c;
   const Statement echo{"echo_twice", "SELECT $1::int + 1"};
-  auto answers = c.all({{echo, "1"}, {echo, "2"}, {echo, "3"}});
-  CHECK(answers[0].get()->at(0)[0].as<int>() == 2);
-  CHECK(answers[1].get()->at(0)[0].as<int>() == 3);
-  CHECK(answers[2].get()->at(0)[0].as<int>() == 4);
+  const Statement pause{"pause", "SELECT pg_sleep($1::float8)"};
+  // Behind a pause: all three are sent before the first of them is answered.
+  auto answers = c.all({{pause, "0.2"}, {echo, "1"}, {echo, "2"}, {echo, "3"}});
+  answers[0].get();
+  CHECK(answers[1].get()->at(0)[0].as<int>() == 2);
+  CHECK(answers[2].get()->at(0)[0].as<int>() == 3);
+  CHECK(answers[3].get()->at(0)[0].as<int>() == 4);
 }
 
 TEST_CASE("pg connection: a statement timeout answers its own call, and those sent behind it are still answered") {
   Connected c;
-  const Statement raise{"raise", "SELECT raise_state($1)"};
+  // The error comes after a pause: the second statement is sent before it.
+  const Statement raise{"raise_late", "SELECT raise_state($1) FROM pg_sleep(0.2)"};
   const Statement two{"two", "SELECT 2 WHERE $1::int = 1"};
   auto answers = c.all({{raise, "57014"}, {two, "1"}});
   CHECK_THROWS_AS(answers[0].get(), AuthorityUnavailable);
