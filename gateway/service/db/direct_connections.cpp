@@ -56,16 +56,16 @@ class DirectConnections::Shelf {
     if (!opening_ && open() < limit_ && std::chrono::steady_clock::now() >= retry_at_) open_one();
     if (lent_.size() < limit_) return Taken(nullptr, Returner{});
     // All open and lent: the statement is sent behind those of the
-    // connection with the fewest on their way (pipelined), unless its
-    // oldest has been on its way longer than a statement normally takes (a
-    // lock wait, a stalled server): nothing more queues behind that one.
+    // connection with the fewest on their way (pipelined), never behind one
+    // on its way longer than a statement normally takes (a lock wait, a
+    // stalled server).
+    const auto now = std::chrono::steady_clock::now();
     Lent* best = nullptr;
     for (auto& l : lent_)
       if (l.lends < pipeline_ && !l.connection->broken() && lendable(*l.connection) &&
-          (!best || l.lends < best->lends))
+          now - l.connection->oldest_sent() <= pipeline_window && (!best || l.lends < best->lends))
         best = &l;
-    if (!best || std::chrono::steady_clock::now() - best->connection->oldest_sent() > pipeline_window)
-      return Taken(nullptr, Returner{});
+    if (!best) return Taken(nullptr, Returner{});
     ++best->lends;
     auto* raw = best->connection.get();
     return Taken(raw, Returner{this, best->connection});
