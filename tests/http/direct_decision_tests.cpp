@@ -250,6 +250,7 @@ TEST_CASE("direct decisions: many agents claiming new tasks at once through one 
   }
   CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task LIKE 'many-%'") == std::to_string(agents));
   CHECK(metric(g, "gateway_db_direct_decisions_total") == before + agents);
+  CHECK(metric(g, "gateway_db_direct_lent") == 0);
   CHECK(direct_backends(g) == "1");
 }
 
@@ -330,6 +331,7 @@ TEST_CASE("direct decisions: with every direct connection lent, a decision waits
 
   const auto before = metric(g, "gateway_db_direct_decisions_total");
   LentShelf shelf(g);
+  CHECK(metric(g, "gateway_db_direct_lent") == 1);  // the first claim's; the second only waits for it
   shelf.insert.abort();
   shelf.claims.join();
   CHECK(shelf.claimed[0].code() == "granted");

@@ -35,6 +35,7 @@ App::Reply App::metrics(Call&) {
   g.open = pool.open_connections();
   g.direct_open = deps_.database.direct_open();
   g.direct_waiting = deps_.database.direct_waiting();
+  g.direct_lent = deps_.database.direct_lent();
   g.queued_requests = pool.queued(Lane::request);
   g.queued_outcomes = pool.queued(Lane::outcome);
   g.interrupted = pool.interrupted();

@@ -91,6 +91,7 @@ class Database {
   void attach(DirectConnections& direct) { direct_ = &direct; }
   std::size_t direct_open() const { return direct_ ? direct_->open() : 0; }
   std::size_t direct_waiting() const { return direct_ ? direct_->waiting() : 0; }
+  std::size_t direct_lent() const { return direct_ ? direct_->lent() : 0; }
 
   const RetryPolicy& retry() const { return retry_; }
 

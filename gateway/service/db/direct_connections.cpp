@@ -41,6 +41,7 @@ class DirectConnections::Shelf {
   asio::io_context& io() const { return io_; }
   std::size_t open() const { return open_.load(std::memory_order_relaxed); }
   std::size_t waiting() const { return waiting_count_.load(std::memory_order_relaxed); }
+  std::size_t lends() const { return lends_.load(std::memory_order_relaxed); }
 
   Taken take() {
     // A connection to a primary the gateway has moved away from is never lent again.
@@ -67,6 +68,7 @@ class DirectConnections::Shelf {
         best = &l;
     if (!best) return Taken(nullptr, Returner{});
     ++best->lends;
+    lends_.fetch_add(1, std::memory_order_relaxed);
     auto* raw = best->connection.get();
     return Taken(raw, Returner{this, best->connection});
   }
@@ -86,6 +88,7 @@ class DirectConnections::Shelf {
   void give_back(std::shared_ptr<PgConnection> c) {
     auto at = std::find_if(lent_.begin(), lent_.end(), [&](const Lent& l) { return l.connection == c; });
     if (c->broken() || !lendable(*c)) {
+      lends_.fetch_sub(1, std::memory_order_relaxed);
       if (--at->lends == 0) {
         lent_.erase(at);
         open_.fetch_sub(1, std::memory_order_relaxed);  // closed with its last owner
@@ -99,6 +102,7 @@ class DirectConnections::Shelf {
       wake_first(std::move(c));  // from one owner to the next: still lent
       return;
     }
+    lends_.fetch_sub(1, std::memory_order_relaxed);
     if (--at->lends == 0) {
       lent_.erase(at);
       idle_.push_back(std::move(c));
@@ -166,6 +170,7 @@ class DirectConnections::Shelf {
 
   Taken lent(std::shared_ptr<PgConnection> c) {
     lent_.push_back(Lent{c, 1});
+    lends_.fetch_add(1, std::memory_order_relaxed);
     auto* raw = c.get();
     return Taken(raw, Returner{this, std::move(c)});
   }
@@ -196,6 +201,7 @@ class DirectConnections::Shelf {
   std::deque<Waiter*> waiting_outcomes_, waiting_requests_;  // take_in_turn's, by lane
   std::atomic<std::size_t> open_{0};
   std::atomic<std::size_t> waiting_count_{0};  // both queues' sizes, for the metrics
+  std::atomic<std::size_t> lends_{0};          // lent_'s lends summed, for the metrics
   bool opening_ = false;
   unsigned failures_ = 0;  // connects failed in a row
   std::chrono::steady_clock::time_point retry_at_{};
@@ -236,6 +242,12 @@ asio::awaitable<DirectConnections::Taken> DirectConnections::take_in_turn(std::c
 std::size_t DirectConnections::open() const {
   std::size_t n = 0;
   for (const auto& shelf : shelves_) n += shelf->open();
+  return n;
+}
+
+std::size_t DirectConnections::lent() const {
+  std::size_t n = 0;
+  for (const auto& shelf : shelves_) n += shelf->lends();
   return n;
 }
 

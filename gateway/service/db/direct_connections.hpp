@@ -56,10 +56,11 @@ class DirectConnections {
   // I/O thread.
   asio::awaitable<Taken> take_in_turn(std::chrono::milliseconds wait, Lane lane);
 
-  // Connections open now, and decisions waiting their turn, on all
-  // shelves (the thread reading may see older counts).
+  // Connections open now, decisions waiting their turn, and decisions
+  // holding a connection, on all shelves (the thread reading may see older counts).
   std::size_t open() const;
   std::size_t waiting() const;
+  std::size_t lent() const;
 
  private:
   // The shelf of the I/O thread `executor` belongs to; null for any other executor.

@@ -155,6 +155,10 @@ std::string Metrics::render(const Gauges& g) const {
   out.family("gateway_db_direct_waiting", "gauge",
              "Decisions waiting their turn for an I/O thread's own connection, all of them lent.");
   out.sample("gateway_db_direct_waiting", {}, u64{g.direct_waiting});
+  out.family("gateway_db_direct_lent", "gauge",
+             "Decisions holding an I/O thread's own connection; above the connections open, statements are sent "
+             "behind one another (database.direct_pipeline).");
+  out.sample("gateway_db_direct_lent", {}, u64{g.direct_lent});
   out.family("gateway_db_direct_decisions_total", "counter",
              "Decisions made as one statement on an I/O thread's own connection, without a database worker.");
   out.sample("gateway_db_direct_decisions_total", {}, u64{direct_decisions_.load(std::memory_order_relaxed)});

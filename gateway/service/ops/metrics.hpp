@@ -77,6 +77,7 @@ class Metrics {
     std::size_t pool_size = 0, in_use = 0, open = 0;
     std::size_t direct_open = 0;     // the I/O threads' own connections
     std::size_t direct_waiting = 0;  // decisions waiting their turn for one
+    std::size_t direct_lent = 0;     // decisions holding one (several on one when pipelined)
     std::size_t queued_requests = 0, queued_outcomes = 0, interrupted = 0;
     std::size_t groups_committed = 0, grouped_decisions = 0, groups_split = 0;  // shared commits
     bool database_reachable = true;
