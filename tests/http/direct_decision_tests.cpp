@@ -87,7 +87,9 @@ std::vector<Reply> claims_at_once(const Gateway& g, int agents, TaskOf task_of, 
 
 // The lane's one direct connection lent to a fresh claim of 'first' that
 // waits for the test's own uncommitted insert of that task, and a fresh
-// claim of 'second' waiting its turn for that connection.
+// claim of 'second' waiting its turn for that connection. The second is
+// sent once the first has waited past the 10 ms after which nothing is
+// pipelined behind a statement (database.direct_pipeline).
 struct LentShelf {
   Gateway& g;
   pqxx::connection inserter;
@@ -101,7 +103,10 @@ struct LentShelf {
         "INSERT INTO tasks (tenant, task, owner, epoch, secret_hash, expires_at_ms, granted_at_ms)"
         " VALUES ('tenant-a', 'first', 'x', 1, sha256('x'), 0, 0)");
     claim(0, "first");
-    REQUIRE(eventually([&] { return direct_backends(g, "wait_event_type = 'Lock'") == "1"; }));
+    REQUIRE(eventually([&] {
+      return direct_backends(g, "wait_event_type = 'Lock' AND clock_timestamp() - query_start > interval '50 ms'") ==
+             "1";
+    }));
     claim(1, "second");
     // In the gateway, waiting for a connection: no backend has it yet.
     REQUIRE(eventually([&] { return metric(g, "gateway_db_direct_waiting") == 1; }));
@@ -343,6 +348,27 @@ TEST_CASE("direct decisions: with every direct connection lent, a decision waits
   renew.join();
   CHECK(renewed.code() == "renewed");
   CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task IN ('first', 'second')") == "2");
+}
+
+TEST_CASE("direct decisions: nothing is sent behind a statement stuck on a lock, even with room in the pipeline") {
+  // direct_pipeline 4, and the lane's one connection carries a claim that
+  // has waited on the test's lock for more than 10 ms: the next claim waits
+  // its turn in the gateway instead of queueing behind it in PostgreSQL.
+  GatewayOptions options = one_worker(1);
+  options.edit = [inner = options.edit](nlohmann::json& c) {
+    inner(c);
+    c["database"]["direct_pipeline"] = 4;
+  };
+  Gateway g(options);
+  g.set_clock(1000);
+  REQUIRE(warm_up(g));
+  LentShelf shelf(g);
+  CHECK(metric(g, "gateway_db_direct_lent") == 1);
+  shelf.insert.abort();
+  shelf.claims.join();
+  CHECK(shelf.claimed[0].code() == "granted");
+  CHECK(shelf.claimed[1].code() == "granted");
+  CHECK(metric(g, "gateway_db_direct_lent") == 0);
 }
 
 TEST_CASE("direct decisions: a decision waiting for a direct connection that breaks is decided by a worker") {

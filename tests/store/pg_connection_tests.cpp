@@ -154,6 +154,20 @@ TEST_CASE("pg connection: an error keeps its SQLSTATE and leaves the connection 
   CHECK(c.run("divide", "SELECT 1 / $1::int", 1).at(0)[0].as<int>() == 1);
 }
 
+TEST_CASE("pg connection: a statement whose Prepare failed is prepared again at its next use") {
+  Connected c;
+  const char* sql = "SELECT later_function($1::int)";
+  try {
+    c.run("later", sql, 1);
+    FAIL("no error");
+  } catch (const pqxx::sql_error& e) {
+    CHECK(e.sqlstate() == "42883");  // the function does not exist yet
+  }
+  c.db.exec("CREATE FUNCTION later_function(n int) RETURNS int LANGUAGE sql AS 'SELECT n + 1'");
+  CHECK(c.run("later", sql, 1).at(0)[0].as<int>() == 2);
+  CHECK_FALSE(c.connection->broken());
+}
+
 TEST_CASE("pg connection: a serialization failure is a Conflict, committed nothing, and the connection stays") {
   Connected c;
   CHECK_THROWS_AS(c.run("raise", "SELECT raise_state($1)", std::string("40001")), Conflict);

@@ -35,7 +35,7 @@ class DirectConnections::Shelf {
         pool_(pool),
         session_(direct_session(session)),
         limit_(limit),
-        pipeline_(std::max(pipeline, 1u)),
+        pipeline_(pipeline),
         call_timeout_(call_timeout) {}
 
   asio::io_context& io() const { return io_; }
