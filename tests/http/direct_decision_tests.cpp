@@ -12,6 +12,7 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -39,14 +40,16 @@ GatewayOptions one_thread(int direct) {
 // commit, a queue that waits as long as the test holds its locks, and one
 // decision at a time on a direct connection (no statement sent behind
 // another: these tests are about waiting for one).
-GatewayOptions one_worker(int direct) {
+// `more` edits the config after that.
+GatewayOptions one_worker(int direct, std::function<void(nlohmann::json&)> more = {}) {
   GatewayOptions options = one_thread(direct);
-  options.edit = [inner = options.edit](nlohmann::json& c) {
+  options.edit = [inner = options.edit, more = std::move(more)](nlohmann::json& c) {
     inner(c);
     c["database"]["pool_size"] = 1;
     c["database"]["group_max"] = 1;
     c["database"]["queue_timeout_ms"] = 600000;
     c["database"]["direct_pipeline"] = 1;
+    if (more) more(c);
   };
   return options;
 }
@@ -354,12 +357,7 @@ TEST_CASE("direct decisions: nothing is sent behind a statement stuck on a lock,
   // direct_pipeline 4, and the lane's one connection carries a claim that
   // has waited on the test's lock for more than 10 ms: the next claim waits
   // its turn in the gateway instead of queueing behind it in PostgreSQL.
-  GatewayOptions options = one_worker(1);
-  options.edit = [inner = options.edit](nlohmann::json& c) {
-    inner(c);
-    c["database"]["direct_pipeline"] = 4;
-  };
-  Gateway g(options);
+  Gateway g(one_worker(1, [](nlohmann::json& c) { c["database"]["direct_pipeline"] = 4; }));
   g.set_clock(1000);
   REQUIRE(warm_up(g));
   LentShelf shelf(g);
@@ -396,12 +394,7 @@ TEST_CASE("direct decisions: a decision waiting for a direct connection that bre
 }
 
 TEST_CASE("direct decisions: a decision that waited queue_timeout_ms for a direct connection is decided by a worker") {
-  GatewayOptions options = one_worker(1);
-  options.edit = [inner = options.edit](nlohmann::json& c) {
-    inner(c);
-    c["database"]["queue_timeout_ms"] = 300;
-  };
-  Gateway g(options);
+  Gateway g(one_worker(1, [](nlohmann::json& c) { c["database"]["queue_timeout_ms"] = 300; }));
   g.set_clock(1000);
   REQUIRE(warm_up(g));
   LentShelf shelf(g);
