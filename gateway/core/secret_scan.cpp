@@ -3,6 +3,7 @@
 #include "core/base64url.hpp"
 
 #include <array>
+#include <cstring>
 #include <deque>
 
 namespace gw {
@@ -19,6 +20,12 @@ constexpr std::array<std::int8_t, 256> make_symbols() {
   return table;
 }
 constexpr auto symbol_of = make_symbols();
+
+// Whether `text` has a byte that can start an escape ('%' or '\\').
+bool opens_escape(std::string_view text) {
+  return !text.empty() && (std::memchr(text.data(), '%', text.size()) != nullptr ||
+                           std::memchr(text.data(), '\\', text.size()) != nullptr);
+}
 
 int hex_value(unsigned char c) {
   const int s = symbol_of[c];
@@ -133,8 +140,32 @@ void SecretScan::Pass::step(Reader& r, unsigned char c) {
   found_ = found_ || (move & match_bit) != 0;
 }
 
+// step() over every byte, with the state in a register: the loop every
+// reply's bytes go through.
 void SecretScan::Pass::plain(Reader& r, std::string_view bytes) {
-  for (unsigned char c : bytes) step(r, c);
+  const std::uint32_t* next = scan_->next_.data();
+  std::uint32_t state = r.state, moves = 0;
+  for (unsigned char c : bytes) {
+    const int s = symbol_of[c];
+    if (s < 0) continue;
+    const auto move = next[state * symbols + static_cast<std::size_t>(s)];
+    state = move & ~match_bit;
+    moves |= move;
+  }
+  r.state = state;
+  found_ = found_ || (moves & match_bit) != 0;
+}
+
+// Both readings of one text. Bytes with no '%' or '\\' decode to
+// themselves, so while no escape is open and both readers are in the same
+// state (a reply without escapes: nearly all), one pass moves both.
+void SecretScan::Pass::read(Reader& as_is, Reader& decoding, std::string_view bytes) {
+  const bool together = decoding.escape == 0 && decoding.state == as_is.state && !opens_escape(bytes);
+  plain(as_is, bytes);
+  if (together)
+    decoding.state = as_is.state;
+  else
+    decoded(decoding, bytes);
 }
 
 // Percent escapes (%XX, either hex case) and JSON escapes (\uXXXX, \/ and
@@ -205,18 +236,14 @@ void SecretScan::Pass::decoded(Reader& r, std::string_view bytes) {
 
 void SecretScan::Pass::header(std::string_view name, std::string_view value) {
   if (found_) return;
-  plain(all_plain_, name);
-  plain(all_plain_, value);
-  decoded(all_decoded_, name);
-  decoded(all_decoded_, value);
-  plain(values_plain_, value);
-  decoded(values_decoded_, value);
+  read(all_plain_, all_decoded_, name);
+  read(all_plain_, all_decoded_, value);
+  read(values_plain_, values_decoded_, value);
 }
 
 void SecretScan::Pass::body(std::string_view bytes) {
   if (found_) return;
-  plain(all_plain_, bytes);
-  decoded(all_decoded_, bytes);
+  read(all_plain_, all_decoded_, bytes);
 }
 
 }  // namespace gw

@@ -61,6 +61,7 @@ class SecretScan {
     };
     void plain(Reader& r, std::string_view bytes);
     void decoded(Reader& r, std::string_view bytes);
+    void read(Reader& as_is, Reader& decoding, std::string_view bytes);
     void step(Reader& r, unsigned char c);
 
     const SecretScan* scan_;

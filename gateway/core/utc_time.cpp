@@ -5,34 +5,28 @@
 namespace gw {
 namespace {
 
-void append_padded(std::string& out, unsigned value, int width) {
-  char digits[12];
-  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
-  for (auto n = end - digits; n < width; ++n) out += '0';
-  out.append(digits, end);
+// `value`'s last `width` digits at `at`, zero-padded.
+void put_digits(char* at, unsigned value, int width) {
+  for (int i = width - 1; i >= 0; --i, value /= 10) at[i] = static_cast<char>('0' + value % 10);
 }
 
 // Calendar arithmetic on milliseconds, not gmtime_r: glibc's takes a
-// process-wide lock.
+// process-wide lock. Written into a fixed layout and appended once: every
+// log line starts with one.
 void append_utc_ms(std::string& out, std::chrono::sys_time<std::chrono::milliseconds> ms) {
   using namespace std::chrono;
   const auto day = floor<days>(ms);
   const year_month_day date(day);
   const hh_mm_ss time(ms - day);
-  append_padded(out, static_cast<unsigned>(static_cast<int>(date.year())), 4);
-  out += '-';
-  append_padded(out, static_cast<unsigned>(date.month()), 2);
-  out += '-';
-  append_padded(out, static_cast<unsigned>(date.day()), 2);
-  out += 'T';
-  append_padded(out, static_cast<unsigned>(time.hours().count()), 2);
-  out += ':';
-  append_padded(out, static_cast<unsigned>(time.minutes().count()), 2);
-  out += ':';
-  append_padded(out, static_cast<unsigned>(time.seconds().count()), 2);
-  out += '.';
-  append_padded(out, static_cast<unsigned>(time.subseconds().count()), 3);
-  out += 'Z';
+  char text[] = "0000-00-00T00:00:00.000Z";
+  put_digits(text, static_cast<unsigned>(static_cast<int>(date.year())), 4);
+  put_digits(text + 5, static_cast<unsigned>(date.month()), 2);
+  put_digits(text + 8, static_cast<unsigned>(date.day()), 2);
+  put_digits(text + 11, static_cast<unsigned>(time.hours().count()), 2);
+  put_digits(text + 14, static_cast<unsigned>(time.minutes().count()), 2);
+  put_digits(text + 17, static_cast<unsigned>(time.seconds().count()), 2);
+  put_digits(text + 20, static_cast<unsigned>(time.subseconds().count()), 3);
+  out.append(text, sizeof text - 1);
 }
 
 }  // namespace

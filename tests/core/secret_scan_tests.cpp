@@ -177,6 +177,33 @@ TEST_CASE("secret scan: an escape that does not complete is read as the bytes it
   CHECK(body_reveals(scan, "abcdefg\\u0068ijklmnop"));
 }
 
+TEST_CASE("secret scan: a text without escapes, after one that had them, is decoded from where that one left off") {
+  // Texts without '%' or '\\' are read once for both readings while those
+  // agree; these are the cases where they no longer do.
+  const SecretScan scan({secret});
+  const struct {
+    std::string form;
+    std::vector<std::string> bodies;
+  } found[] = {
+      {"the readings differ after an escape", {percent_all("demo-provider-", true), "credential-5c1e0b7d9a"}},
+      {"an escape open at the end of the text", {"demo-provider-credential-5c1e0b7d9%6", "1"}},
+      {"a \\u escape open at the end of the text", {"demo-provider-credential-5c1e0b7d9\\u00", "61"}},
+  };
+  for (const auto& [form, bodies] : found) {
+    CAPTURE(form);
+    SecretScan::Pass pass(scan);
+    for (const auto& body : bodies) pass.body(body);
+    CHECK(pass.found());
+  }
+  // And through headers: a value ending in an open escape, the next name finishing it.
+  CHECK(headers_reveal(scan, {{"X-A", "demo-provider-credential-5c1e0b7d9%"}, {"61", "x"}}));
+  // Read together, nothing is found that is not there.
+  SecretScan::Pass pass(scan);
+  pass.header("Content-Type", "application/json");
+  pass.body(R"({"booking_id":"bk_1","status":"confirmed"})");
+  CHECK_FALSE(pass.found());
+}
+
 TEST_CASE("secret scan: the needles are each secret folded, and its base64 at three alignments") {
   const SecretScan scan({secret});
   REQUIRE(scan.needles().size() == 4);

@@ -117,11 +117,21 @@ TEST_CASE("log line: strings are escaped as nlohmann escapes them") {
           CHECK(log_line_string(value) == nlohmann_string(value));
         }
       }
+  // Each of them at every place of a longer ASCII text: plain runs are
+  // scanned eight bytes at a time, so every place in a word and past it.
+  bool placed_agree = true;
+  for (int byte = 0; byte < 256; ++byte)
+    for (std::size_t at = 0; at < 25; ++at) {
+      std::string value(25, 'k');
+      value[at] = static_cast<char>(byte);
+      placed_agree = placed_agree && log_line_string(value) == nlohmann_string(value);
+    }
+  CHECK(placed_agree);
   // Longer random mixes of the same bytes and ASCII runs.
   std::mt19937 random(30);
   for (int i = 0; i < 20000; ++i) {
     std::string value;
-    for (auto n = random() % 16; n > 0; --n)
+    for (auto n = random() % 40; n > 0; --n)
       value += random() % 3 == 0 ? 'a' : edges[random() % edges.size()];
     if (log_line_string(value) != nlohmann_string(value)) {
       CHECK(log_line_string(value) == nlohmann_string(value));
@@ -218,6 +228,28 @@ TEST_CASE("log line: the request line has the bytes of the JSON object it replac
   RequestLine half = minimal;
   half.tenant = "tenant-a";
   CHECK(request_line(log_line_at, LogLevel::info, half) == request_line_as_object(half));
+}
+
+TEST_CASE("log line: a field is the same whether it fits the short path or not") {
+  // Short plain fields are written in one piece; a long one, or one whose
+  // name or value needs an escape, piece by piece. Both give dump's bytes.
+  const std::string long_value(300, 'v'), long_name(130, 'n');
+  for (const std::string& name : {std::string("k"), long_name, std::string("quo\"te"), std::string("caf\xc3\xa9")})
+    for (const std::string& value :
+         {std::string(), std::string("plain"), long_value, std::string("tab\there"), std::string(120, 'x')}) {
+      CAPTURE(name);
+      CAPTURE(value);
+      nlohmann::json expected{{name + "-s", value}, {name + "-i", -42}, {name + "-u", 42u}, {name + "-d", 1.5},
+                              {name + "-z", nullptr}};
+      auto line = LogLine(log_line_at, LogLevel::info, "request")
+                      .field(name + "-d", 1.5)
+                      .field(name + "-i", -42)
+                      .field(name + "-s", value)
+                      .field(name + "-u", 42u)
+                      .field(name + "-z", nullptr);
+      const auto fields = expected.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      CHECK(line.finish() == std::string(log_line_head) + "," + fields.substr(1) + "\n");
+    }
 }
 
 TEST_CASE("logger: lines from two threads all arrive in each thread's order, and flush waits for them") {

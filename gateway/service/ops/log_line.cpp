@@ -2,9 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace gw {
 
@@ -35,6 +37,24 @@ constexpr std::string_view replacement_character = "\xEF\xBF\xBD";
 
 bool plain_ascii(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
 
+// How many bytes `value` starts with that go into a JSON string as they are
+// (plain_ascii), eight at a time: ids, names, routes are nearly always all of
+// it. A word needs a closer look when a byte is below 0x20, is '"' or '\\',
+// or has its top bit set (Hacker's Delight 6-1: a zero byte after the XOR,
+// a byte below n after the subtraction; exact as to whether there is one).
+std::size_t plain_prefix(std::string_view value) {
+  constexpr std::uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+  const auto has_zero = [](std::uint64_t x) { return (x - ones) & ~x & highs; };
+  std::size_t i = 0;
+  for (; i + 8 <= value.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, value.data() + i, 8);
+    if (((w - 0x20 * ones) & ~w & highs) | has_zero(w ^ ('"' * ones)) | has_zero(w ^ ('\\' * ones)) | (w & highs)) break;
+  }
+  while (i < value.size() && plain_ascii(static_cast<unsigned char>(value[i]))) ++i;
+  return i;
+}
+
 void append_escaped_ascii(std::string& out, unsigned char c) {
   switch (c) {
     case '\b': out += "\\b"; return;
@@ -55,17 +75,13 @@ void append_escaped_ascii(std::string& out, unsigned char c) {
   }
 }
 
-template <class Integer>
-void append_integer(std::string& out, Integer value) {
-  char digits[24];
-  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
-  out.append(digits, end);
-}
-
 }  // namespace
 
 void append_json_replacing(std::string& out, std::string_view value) {
   out += '"';
+  const std::size_t plain = plain_prefix(value);
+  out.append(value.data(), plain);
+  value.remove_prefix(plain);  // the rest starts at a character's first byte
   std::uint8_t state = utf8_accept;
   // Where `out` ended after the last whole character: an invalid sequence is
   // cut back to there and replaced.
@@ -127,43 +143,67 @@ void LogLine::key(std::string_view name) {
   text_ += ':';
 }
 
+// `,"name":` and the value in one append, through a buffer on the stack:
+// names are identifiers, and most values are short and need no escape (ids,
+// routes, numbers). `quoted`: the value is a string. False when it does not
+// apply; the caller then writes the field piece by piece.
+bool LogLine::short_field(std::string_view name, std::string_view value, bool quoted) {
+  constexpr std::size_t room = 128;
+  const std::size_t size = name.size() + value.size() + (quoted ? 6 : 4);
+  if (size > room || plain_prefix(name) != name.size() || (quoted && plain_prefix(value) != value.size()))
+    return false;
+  char piece[room];
+  char* at = piece;
+  *at++ = ',';
+  *at++ = '"';
+  at = std::copy(name.begin(), name.end(), at);
+  *at++ = '"';
+  *at++ = ':';
+  if (quoted) *at++ = '"';
+  at = std::copy(value.begin(), value.end(), at);
+  if (quoted) *at++ = '"';
+  text_.append(piece, static_cast<std::size_t>(at - piece));
+  return true;
+}
+
 LogLine& LogLine::field(std::string_view name, std::string_view value) {
-  key(name);
-  append_json_replacing(text_, value);
+  if (!short_field(name, value, true)) {
+    key(name);
+    append_json_replacing(text_, value);
+  }
+  return *this;
+}
+
+LogLine& LogLine::raw_field(std::string_view name, std::string_view json) {
+  if (!short_field(name, json, false)) {
+    key(name);
+    text_ += json;
+  }
   return *this;
 }
 
 LogLine& LogLine::signed_field(std::string_view name, std::int64_t value) {
-  key(name);
-  append_integer(text_, value);
-  return *this;
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  return raw_field(name, {digits, static_cast<std::size_t>(end - digits)});
 }
 
 LogLine& LogLine::unsigned_field(std::string_view name, std::uint64_t value) {
-  key(name);
-  append_integer(text_, value);
-  return *this;
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  return raw_field(name, {digits, static_cast<std::size_t>(end - digits)});
 }
 
 LogLine& LogLine::field(std::string_view name, double value) {
-  key(name);
-  if (!std::isfinite(value)) {
-    text_ += "null";
-    return *this;
-  }
+  if (!std::isfinite(value)) return raw_field(name, "null");
   // nlohmann's own formatter (grisu2, then its %g-like layout): std::to_chars
   // lays out some values differently.
   char digits[64];
   const auto end = nlohmann::detail::to_chars(digits, digits + sizeof digits, value);
-  text_.append(digits, end);
-  return *this;
+  return raw_field(name, {digits, static_cast<std::size_t>(end - digits)});
 }
 
-LogLine& LogLine::field(std::string_view name, std::nullptr_t) {
-  key(name);
-  text_ += "null";
-  return *this;
-}
+LogLine& LogLine::field(std::string_view name, std::nullptr_t) { return raw_field(name, "null"); }
 
 std::string LogLine::finish() {
   text_ += "}\n";

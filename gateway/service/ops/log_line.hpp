@@ -47,6 +47,8 @@ class LogLine {
 
  private:
   void key(std::string_view name);
+  bool short_field(std::string_view name, std::string_view value, bool quoted);
+  LogLine& raw_field(std::string_view name, std::string_view json);  // a number or null
   LogLine& signed_field(std::string_view name, std::int64_t value);
   LogLine& unsigned_field(std::string_view name, std::uint64_t value);
 
