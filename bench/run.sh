@@ -195,6 +195,9 @@ cleanup() {
   if [ -n "$nginx_pid" ]; then stop_pid "$nginx_pid" 5; fi
   if [ -n "$gateway_pid" ]; then stop_pid "$gateway_pid" 30; fi
   if [ -n "$provider_pid" ]; then stop_pid "$provider_pid" 5; fi
+  # The server's log outlives its cluster: which statements failed to serialize, and what
+  # autovacuum and the checkpoints were doing while a measurement ran.
+  if [ -n "${pglog:-}" ] && [ -f "$pglog" ]; then cp "$pglog" "$logs/postgres.log" || true; fi
   scripts/pg.sh destroy "$pgdir" || true
   rm -rf "$work" "$nginxdir"
 }
@@ -208,7 +211,8 @@ trap 'exit 129' HUP
 # connection cost below), the gateway's pool and psql.
 scripts/pg.sh destroy "$pgdir"
 pg_clients_max=$((max_level > 100 ? max_level : 100))
-PG_EXTRA_OPTS="-c max_connections=$((pg_clients_max + pool + 20))" scripts/pg.sh start "$pgdir" "$pgport"
+PG_EXTRA_OPTS="-c max_connections=$((pg_clients_max + pool + 20)) -c log_autovacuum_min_duration=0" \
+  scripts/pg.sh start "$pgdir" "$pgport"
 pgreal=$(readlink -f "$pgdir")
 pglog=$pgreal/postgres.log
 GATEWAY_DATABASE_URL=$(scripts/pg.sh url "$pgdir" "$pgport")
