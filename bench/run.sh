@@ -211,7 +211,7 @@ trap 'exit 129' HUP
 # connection cost below), the gateway's pool and psql.
 scripts/pg.sh destroy "$pgdir"
 pg_clients_max=$((max_level > 100 ? max_level : 100))
-PG_EXTRA_OPTS="-c max_connections=$((pg_clients_max + pool + 20)) -c log_autovacuum_min_duration=0" \
+PG_EXTRA_OPTS="-c max_connections=$((pg_clients_max + pool + 20)) -c log_autovacuum_min_duration=0 -c log_line_prefix='%m [%p] %a: '" \
   scripts/pg.sh start "$pgdir" "$pgport"
 pgreal=$(readlink -f "$pgdir")
 pglog=$pgreal/postgres.log
@@ -347,8 +347,12 @@ machine_ticks() { # busy total
   read -r _ user nice system idle iowait irq softirq steal _ </proc/stat
   echo "$((user + nice + system + irq + softirq + steal)) $((user + nice + system + idle + iowait + irq + softirq + steal))"
 }
-serialization_failures() { grep -c 'could not serialize access' "$pglog" || true; }
-db_errors() { grep -c ' ERROR: ' "$pglog" || true; }
+# A measurement's serialization failures and other errors are its own side's: the log prefix
+# names each line's client (pgbench; write-gateway and write-gateway-direct), so the other
+# side's last scripts of an alternating pair, still ending, are not counted against it.
+log_side() { case $1 in *-sql*) echo 'pgbench' ;; *) echo 'write-gateway[a-z-]*' ;; esac; }
+serialization_failures() { grep -Ec "\] $1: ERROR:  could not serialize access" "$pglog" || true; }
+db_errors() { grep -Ec "\] $1: ERROR: " "$pglog" || true; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 tree_rss_kib() {
   local total child
@@ -424,14 +428,15 @@ measure() {
   local pg0 gw0 pv0 ng0 m0 sf0 er0 w0 pg1 gw1 pv1 ng1 m1 sf1 er1 w1
   tree_ticks "$pm_pid"; pg0=$ticks_sum; tree_ticks "$gateway_pid"; gw0=$ticks_sum
   tree_ticks "$provider_pid"; pv0=$ticks_sum; tree_ticks "$nginx_pid"; ng0=$ticks_sum
-  m0=$(machine_ticks); sf0=$(serialization_failures); er0=$(db_errors); w0=$(date +%s.%N)
+  local side; side=$(log_side "$id")
+  m0=$(machine_ticks); sf0=$(serialization_failures "$side"); er0=$(db_errors "$side"); w0=$(date +%s.%N)
   last_out=$logs/$id.out
   last_rc=0
   run_client "$@" >"$last_out" 2>&1 || last_rc=$?
   w1=$(date +%s.%N)
   tree_ticks "$pm_pid"; pg1=$ticks_sum; tree_ticks "$gateway_pid"; gw1=$ticks_sum
   tree_ticks "$provider_pid"; pv1=$ticks_sum; tree_ticks "$nginx_pid"; ng1=$ticks_sum
-  m1=$(machine_ticks); sf1=$(serialization_failures); er1=$(db_errors)
+  m1=$(machine_ticks); sf1=$(serialization_failures "$side"); er1=$(db_errors "$side")
   if [ "$last_rc" -ne 0 ]; then
     failures=$((failures + 1))
     say "$id: the client exited with $last_rc (output: $last_out)"
@@ -921,8 +926,9 @@ relplot=$(basename -- "$plot")
   echo "  other reply by HTTP status and Gateway-Status code (\"io: …\" is a connection error); for"
   echo "  pgbench, the script runs that still failed after $max_tries tries, and the retries."
   echo "- **serialization failures** counts 'could not serialize access' in the PostgreSQL log during"
-  echo "  the measurement: the retries the gateway's SERIALIZABLE loop (or pgbench) absorbed plus"
-  echo "  those it gave up on."
+  echo "  the measurement, of the measured side's connections only (the log names each line's"
+  echo "  application: pgbench or the gateway's): the retries the gateway's SERIALIZABLE loop (or"
+  echo "  pgbench) absorbed plus those it gave up on. The log is kept in build/bench-logs/postgres.log."
   echo "- **operations left**: after each protected measurement, the gateway's operations on that"
   echo "  measurement's tasks still in_flight / unknown once its load had ended, i.e. blocked until"
   echo "  reconciled, from load alone (the whole database's at the end is in the facts above); for"
