@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -202,6 +203,129 @@ TEST_CASE("secret scan: a text without escapes, after one that had them, is deco
   pass.header("Content-Type", "application/json");
   pass.body(R"({"booking_id":"bk_1","status":"confirmed"})");
   CHECK_FALSE(pass.found());
+}
+
+namespace {
+
+// The scan's rules written the plain way, as the oracle of the random test
+// below: a text folded to its letters and digits in lower case...
+std::string fold(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 'A' && c <= 'Z') out += static_cast<char>(c - 'A' + 'a');
+    else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) out += static_cast<char>(c);
+  }
+  return out;
+}
+
+// ...and with one level of escapes decoded: %XX; \uXXXX below 0x80; the
+// other JSON escapes as nothing. An escape that does not complete is its
+// bytes (the next one read afresh), except at the very end, where what it
+// held so far is never read.
+std::string decode(std::string_view t) {
+  const auto hex = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  };
+  const auto value = [](std::string_view digits) { return std::stoi(std::string(digits), nullptr, 16); };
+  std::string out;
+  std::size_t i = 0;
+  while (i < t.size()) {
+    const char c = t[i];
+    if (c == '%') {
+      std::size_t k = 0;
+      while (k < 2 && i + 1 + k < t.size() && hex(t[i + 1 + k])) ++k;
+      if (k == 2) {
+        out += static_cast<char>(value(t.substr(i + 1, 2)));
+        i += 3;
+      } else if (i + 1 + k == t.size()) {
+        break;  // open at the end
+      } else {
+        out += t.substr(i, 1 + k);
+        i += 1 + k;
+      }
+    } else if (c == '\\') {
+      if (i + 1 == t.size()) break;
+      const char e = t[i + 1];
+      if (e == 'u') {
+        std::size_t k = 0;
+        while (k < 4 && i + 2 + k < t.size() && hex(t[i + 2 + k])) ++k;
+        if (k == 4) {
+          if (const int v = value(t.substr(i + 2, 4)); v < 0x80) out += static_cast<char>(v);
+          i += 6;
+        } else if (i + 2 + k == t.size()) {
+          break;
+        } else {
+          out += t.substr(i + 1, 1 + k);
+          i += 2 + k;
+        }
+      } else if (std::string_view("\"\\/bfnrt").find(e) != std::string_view::npos) {
+        i += 2;
+      } else {
+        i += 1;  // the backslash is literal; `e` is read afresh
+      }
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+bool oracle_finds(const SecretScan& scan, const std::vector<std::string>& texts) {
+  std::string all;
+  for (const auto& text : texts) all += text;
+  for (const auto& readings : {fold(all), fold(decode(all))})
+    for (const auto& needle : scan.needles())
+      if (readings.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("secret scan: random texts in pieces, with and without escapes, agree with the rules written plainly") {
+  // Pieces of the secret as they are, percent-encoded or JSON-escaped, and
+  // loose escape bytes, split into texts at random places: the scan (one
+  // pass for both readings while they agree, states carried from text to
+  // text) must find exactly what searching the folded and decoded whole finds.
+  const std::string letters = "abcdefghijklmnop";
+  const SecretScan scan({letters});
+  std::mt19937 random(30);
+  const std::string loose = "%\\u0123456789abcdefABCDEF\"/-xyz";
+  int found = 0, not_found = 0;
+  bool agree = true;
+  for (int n = 0; n < 20000 && agree; ++n) {
+    std::string whole;
+    for (auto tokens = random() % 24; tokens > 0; --tokens) {
+      const auto from = random() % letters.size();
+      const std::string part = letters.substr(from, 1 + random() % (letters.size() - from));
+      switch (random() % 5) {
+        case 0: whole += part; break;
+        case 1: whole += percent_all(part, random() % 2 == 0); break;
+        case 2: whole += json_escaped(part); break;
+        default: whole += loose[random() % loose.size()]; break;
+      }
+    }
+    std::vector<std::string> texts;
+    std::size_t at = 0;
+    while (at < whole.size()) {
+      const auto size = std::min<std::size_t>(whole.size() - at, random() % 12);
+      texts.push_back(whole.substr(at, size));
+      at += size;
+    }
+    SecretScan::Pass pass(scan);
+    for (const auto& text : texts) pass.body(text);
+    const bool expected = oracle_finds(scan, texts);
+    if (pass.found() != expected) {
+      CAPTURE(whole);
+      CHECK(pass.found() == expected);
+      agree = false;
+    }
+    (expected ? found : not_found) += 1;
+  }
+  CHECK(agree);
+  // Both outcomes were exercised, many times.
+  CHECK(found > 300);
+  CHECK(not_found > 1000);
 }
 
 TEST_CASE("secret scan: the needles are each secret folded, and its base64 at three alignments") {
