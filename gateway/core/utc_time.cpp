@@ -5,7 +5,8 @@
 namespace gw {
 namespace {
 
-// `value`'s last `width` digits at `at`, zero-padded.
+// `value`'s last `width` digits at `at`, zero-padded. Years have four: the
+// callers stop at 9999 (utc_text) or at the system clock's range (2262).
 void put_digits(char* at, unsigned value, int width) {
   for (int i = width - 1; i >= 0; --i, value /= 10) at[i] = static_cast<char>('0' + value % 10);
 }

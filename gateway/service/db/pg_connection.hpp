@@ -78,7 +78,9 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
 
   // Broken or closed: never lent again (calls already sent may still be answered).
   bool broken() const { return broken_; }
-  // Calls sent and not yet answered, and when the oldest of them was sent.
+  // Calls sent and not yet answered, and when the oldest of them was sent
+  // (the clock's epoch when none is: a connection lent with nothing on its
+  // way is never counted as within the shelf's pipelining window).
   std::size_t in_flight() const { return calls_.size(); }
   std::chrono::steady_clock::time_point oldest_sent() const;
   // The authority guard's generation it was admitted under (store/authority_guard.hpp).
