@@ -43,13 +43,27 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
         handler(std::move(h)),
         screen(std::move(s)),
         acceptor(*ios.front()),
-        slot_freed(acceptor.get_executor()) {}
+        slot_freed(acceptor.get_executor()),
+        served(std::make_unique<std::atomic<std::size_t>[]>(ios.size())) {}
 
-  // Where the next accepted connection is served (accept loop only).
-  asio::io_context& next_io() { return *ios[next_io_index++ % ios.size()]; }
+  // Where the next accepted connection is served (accept loop only): the
+  // first io_context serving fewer than packed_connections, else the one
+  // serving the fewest. A thread serving several busy connections finds
+  // several requests ready each time it wakes; dealt out in turn, a few
+  // connections would keep every thread falling asleep and being woken for
+  // each request (nginx's listener packs its workers the same way).
+  std::size_t next_io() const {
+    std::size_t fewest = 0;
+    for (std::size_t i = 0; i < ios.size(); ++i) {
+      const auto n = served[i].load(std::memory_order_relaxed);
+      if (n < packed_connections) return i;
+      if (n < served[fewest].load(std::memory_order_relaxed)) fewest = i;
+    }
+    return fewest;
+  }
+  static constexpr std::size_t packed_connections = 16;
 
   std::vector<asio::io_context*> ios;
-  std::size_t next_io_index = 0;
   ServerLimits limits;
   Handler handler;
   Screen screen;
@@ -62,6 +76,7 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
   std::function<void()> idle;  // set before listen(), then only read
   std::atomic<std::size_t> connections{0};
   std::atomic<std::size_t> accept_errors{0};
+  std::unique_ptr<std::atomic<std::size_t>[]> served;  // open connections, by index in `ios`
 
   // Read by the accept loop for each new connection, swapped by a reload.
   std::shared_ptr<ssl::context> tls_context() {
@@ -123,7 +138,9 @@ asio::awaitable<bool> write_reply(Connection<Stream> c, Response reply, ReplyFra
 // Keeps the connection count for the cap; the last thing a session does.
 struct ConnectionSlot {
   std::shared_ptr<Server::State> state;
+  std::size_t io;  // the index of the io_context serving it
   ~ConnectionSlot() {
+    state->served[io].fetch_sub(1, std::memory_order_relaxed);
     --state->connections;
     asio::post(state->acceptor.get_executor(), [s = state] { s->slot_freed.cancel(); });
   }
@@ -338,9 +355,9 @@ void close(tcp::socket& socket) {
 // How long close_notify may take: it is a courtesy to a peer that is done.
 constexpr std::chrono::milliseconds close_notify_timeout{1000};
 
-asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket socket,
+asio::awaitable<void> session(std::shared_ptr<Server::State> state, tcp::socket socket, std::size_t io,
                               std::shared_ptr<ssl::context> tls) {
-  ConnectionSlot slot{state};
+  ConnectionSlot slot{state, io};
   beast::error_code ignored;
   const std::string remote = socket.remote_endpoint(ignored).address().to_string();
   if (!tls) {
@@ -387,7 +404,8 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state) {
       state->slot_freed.expires_at(asio::steady_timer::time_point::max());
       co_await state->slot_freed.async_wait(use_tuple);
     }
-    auto [ec, socket] = co_await state->acceptor.async_accept(state->next_io(), use_tuple);
+    const std::size_t io = state->next_io();
+    auto [ec, socket] = co_await state->acceptor.async_accept(*state->ios[io], use_tuple);
     if (ec) {
       if (ec == asio::error::operation_aborted || !state->acceptor.is_open()) co_return;
       // E.g. EMFILE: the pending connection stays queued and would fail
@@ -400,9 +418,10 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::State> state) {
     }
     backoff = 5ms;
     ++state->connections;
+    state->served[io].fetch_add(1, std::memory_order_relaxed);
     socket.set_option(tcp::no_delay(true), ec);
     auto executor = socket.get_executor();
-    asio::co_spawn(executor, session(state, std::move(socket), state->tls_context()), asio::detached);
+    asio::co_spawn(executor, session(state, std::move(socket), io, state->tls_context()), asio::detached);
   }
 }
 

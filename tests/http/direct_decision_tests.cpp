@@ -409,3 +409,51 @@ TEST_CASE("direct decisions: a decision that waited queue_timeout_ms for a direc
   CHECK(shelf.claimed[0].code() == "granted");
   CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task IN ('first', 'second')") == "2");
 }
+
+TEST_CASE("direct decisions: the I/O threads share one budget of connections: a thread serving every agent may open all of it") {
+  // Two I/O threads with one direct connection each: a budget of two. The
+  // listener serves the first 16 connections on the first thread
+  // (http/server.cpp), so every claim here is that thread's. How a thread
+  // gives a connection up to another: tests/http/direct_budget_tests.cpp.
+  GatewayOptions options = one_thread(1);
+  options.edit = [inner = options.edit](nlohmann::json& c) {
+    inner(c);
+    c["http"]["io_threads"] = 2;
+    c["database"]["direct_pipeline"] = 1;
+  };
+  Gateway g(options);
+  g.set_clock(1000);
+  REQUIRE(warm_up(g));
+  REQUIRE(eventually([&] { return metric(g, "gateway_db_direct_connections_open") == 1; }));
+
+  // Its one connection held by a claim waiting on the test's uncommitted
+  // insert of the same task...
+  pqxx::connection inserter(g.db().url());
+  pqxx::work insert(inserter);
+  insert.exec(
+      "INSERT INTO tasks (tenant, task, owner, epoch, secret_hash, expires_at_ms, granted_at_ms)"
+      " VALUES ('tenant-a', 'first', 'x', 1, sha256('x'), 0, 0)");
+  Reply blocked;
+  Workers waiting;
+  waiting.spawn([&] {
+    blocked = HttpClient(g.port(), std::chrono::seconds(120))
+                  .post_json(task_path("tenant-a", "first", "claim"), claim_body, agent_a);
+  });
+  REQUIRE(eventually([&] { return direct_backends(g, "wait_event_type = 'Lock'") == "1"; }));
+  // ...a second claim finds none free: the thread opens the budget's second
+  // connection (the claim itself goes to a worker meanwhile) and decides
+  // the next claim on it, beyond its own share of one.
+  g.claim("tenant-a", "second", "o", 60000);
+  REQUIRE(eventually([&] { return metric(g, "gateway_db_direct_connections_open") == 2; }));
+  const auto before = metric(g, "gateway_db_direct_decisions_total");
+  g.claim("tenant-a", "third", "o", 60000);
+  CHECK(metric(g, "gateway_db_direct_decisions_total") == before + 1);
+  CHECK(metric(g, "gateway_db_direct_connections_open") == 2);
+  CHECK(direct_backends(g) == "2");
+
+  insert.abort();
+  waiting.join();
+  CHECK(blocked.code() == "granted");
+  CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE tenant = 'tenant-a' AND task IN"
+                      " ('first', 'second', 'third')") == "3");
+}

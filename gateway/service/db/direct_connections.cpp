@@ -25,16 +25,39 @@ SessionOptions direct_session(SessionOptions o) {
 
 }  // namespace
 
+// The connections all shelves may hold together: per_thread times the
+// threads. A shelf serving most of the connections (the listener packs them,
+// http/server.cpp) holds most of them, rather than queue its decisions on
+// per_thread connections while another shelf's slots stay unused. A shelf
+// that finds none left while it holds fewer than per_thread says so, and a
+// shelf holding more closes one the next time it is given one back.
+struct DirectConnections::Budget {
+  explicit Budget(std::size_t total) : total(total) {}
+  bool reserve() {
+    auto n = held.load(std::memory_order_relaxed);
+    while (n < total)
+      if (held.compare_exchange_weak(n, n + 1, std::memory_order_relaxed)) return true;
+    return false;
+  }
+  void release() { held.fetch_sub(1, std::memory_order_relaxed); }
+  bool exhausted() const { return held.load(std::memory_order_relaxed) >= total; }
+
+  const std::size_t total;
+  std::atomic<std::size_t> held{0};  // open or being opened, on all shelves
+  std::atomic<bool> wanted{false};   // a shelf below its share found none left
+};
+
 // One I/O thread's connections. Used on that thread only, except the
 // counts the metrics read from anywhere.
 class DirectConnections::Shelf {
  public:
-  Shelf(asio::io_context& io, Pool& pool, const SessionOptions& session, unsigned limit, unsigned pipeline,
-        std::chrono::milliseconds call_timeout)
+  Shelf(asio::io_context& io, Pool& pool, Budget& budget, const SessionOptions& session, unsigned share,
+        unsigned pipeline, std::chrono::milliseconds call_timeout)
       : io_(io),
         pool_(pool),
+        budget_(budget),
         session_(direct_session(session)),
-        limit_(limit),
+        share_(share),
         pipeline_(pipeline),
         call_timeout_(call_timeout) {}
 
@@ -47,15 +70,15 @@ class DirectConnections::Shelf {
     // A connection to a primary the gateway has moved away from is never lent again.
     while (!idle_.empty() && !lendable(*idle_.back())) {
       idle_.pop_back();
-      open_.fetch_sub(1, std::memory_order_relaxed);
+      closed();
     }
     if (!idle_.empty()) {
       auto c = std::move(idle_.back());
       idle_.pop_back();
       return lent(std::move(c));
     }
-    if (!opening_ && open() < limit_ && std::chrono::steady_clock::now() >= retry_at_) open_one();
-    if (lent_.size() < limit_) return Taken(nullptr, Returner{});
+    if (!opening_ && std::chrono::steady_clock::now() >= retry_at_ && budget_.reserve()) open_one();
+    if (may_grow()) return Taken(nullptr, Returner{});
     // All open and lent: the statement is sent behind those of the
     // connection with the fewest on their way (pipelined), never behind one
     // on its way longer than a statement normally takes (a lock wait, a
@@ -76,7 +99,7 @@ class DirectConnections::Shelf {
   asio::awaitable<Taken> take_in_turn(std::chrono::milliseconds wait, Lane lane) {
     // Only behind connections that are open and lent: one is sure to come
     // back (each call has call_timeout), unless it breaks, which wakes all.
-    if (auto c = take(); c || lent_.size() < limit_) co_return c;
+    if (auto c = take(); c || may_grow() || lent_.empty()) co_return c;
     Waiter w(*this, wait, lane == Lane::outcome ? waiting_outcomes_ : waiting_requests_);
     boost::system::error_code ignored;
     co_await w.timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
@@ -91,7 +114,7 @@ class DirectConnections::Shelf {
       lends_.fetch_sub(1, std::memory_order_relaxed);
       if (--at->lends == 0) {
         lent_.erase(at);
-        open_.fetch_sub(1, std::memory_order_relaxed);  // closed with its last owner
+        closed();  // with its last owner
       }
       // One fewer to wait for: those waiting go to the pool rather than
       // wait on a shelf whose database may be going away.
@@ -105,7 +128,10 @@ class DirectConnections::Shelf {
     lends_.fetch_sub(1, std::memory_order_relaxed);
     if (--at->lends == 0) {
       lent_.erase(at);
-      idle_.push_back(std::move(c));
+      if (open() > share_ && budget_.wanted.exchange(false, std::memory_order_relaxed))
+        closed();  // the connection goes with `c`: its slot is another shelf's to take
+      else
+        idle_.push_back(std::move(c));
     }
   }
 
@@ -129,6 +155,7 @@ class DirectConnections::Shelf {
   void opened(PgConnPtr c, std::uint64_t admitted) {
     opening_ = false;
     if (!c) {
+      budget_.release();
       // Not again for a while, longer after each failure (a connect to a
       // database that is away can hold a worker for connect_timeout):
       // meanwhile every decision goes to the pool.
@@ -165,6 +192,20 @@ class DirectConnections::Shelf {
     std::shared_ptr<PgConnection> handed;
   };
 
+  // While a connection is being opened, or the budget has room for one, a
+  // decision that finds none free goes to the pool rather than queue behind
+  // those on their way. A shelf left below its share says so.
+  bool may_grow() {
+    if (opening_ || !budget_.exhausted()) return true;
+    if (open() < share_) budget_.wanted.store(true, std::memory_order_relaxed);
+    return false;
+  }
+
+  void closed() {
+    open_.fetch_sub(1, std::memory_order_relaxed);
+    budget_.release();
+  }
+
   bool anyone_waiting() const { return !waiting_outcomes_.empty() || !waiting_requests_.empty(); }
   bool lendable(const PgConnection& c) const { return !session_.guard || session_.guard->current(c.admitted); }
 
@@ -186,8 +227,9 @@ class DirectConnections::Shelf {
 
   asio::io_context& io_;
   Pool& pool_;
+  Budget& budget_;
   const SessionOptions session_;
-  unsigned limit_;
+  unsigned share_;  // per_thread: what a shelf is sure to get back from the others
   unsigned pipeline_;  // decisions on one connection at once
   std::chrono::milliseconds call_timeout_;
   // A connection taken and not yet given back, by as many decisions as `lends`.
@@ -215,8 +257,9 @@ DirectConnections::DirectConnections(const std::vector<asio::io_context*>& ios, 
                                      const SessionOptions& session, unsigned per_thread, unsigned pipeline,
                                      std::chrono::milliseconds call_timeout) {
   if (per_thread == 0) return;
+  budget_ = std::make_unique<Budget>(std::size_t{per_thread} * ios.size());
   for (auto* io : ios)
-    shelves_.push_back(std::make_unique<Shelf>(*io, pool, session, per_thread, pipeline, call_timeout));
+    shelves_.push_back(std::make_unique<Shelf>(*io, pool, *budget_, session, per_thread, pipeline, call_timeout));
 }
 
 DirectConnections::~DirectConnections() = default;

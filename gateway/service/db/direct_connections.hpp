@@ -1,11 +1,14 @@
 // The PostgreSQL connections each I/O thread drives itself
-// (service/db/pg_connection.hpp): up to database.direct_connections per thread,
-// opened on a database worker the first time one is wanted and none is
-// free, then kept. A decision that finds none free goes to the worker pool
-// while its shelf is still short of connections. Once all are open and
-// lent, its statement is sent behind those already on their way on one of
-// them, up to database.direct_pipeline at once per connection; past that it
-// may wait its turn (take_in_turn).
+// (service/db/pg_connection.hpp): database.direct_connections times the
+// threads in all, a budget the threads' shelves share, so a thread serving
+// most agents may hold most of them. Each is opened on a database worker the
+// first time one is wanted and none is free, then kept, unless a shelf left
+// below its share (direct_connections) finds the budget spent: a shelf
+// holding more then closes the next one given back to it. A decision that
+// finds none free goes to the worker pool while the budget has room. Once
+// it is spent, its statement is sent behind those already on their way on
+// one of its shelf's connections, up to database.direct_pipeline at once per
+// connection; past that it may wait its turn (take_in_turn).
 #pragma once
 
 #include "service/db/pg_connection.hpp"
@@ -66,7 +69,9 @@ class DirectConnections {
   // The shelf of the I/O thread `executor` belongs to; null for any other executor.
   Shelf* shelf_of(const asio::any_io_executor& executor) const;
 
-  std::vector<std::unique_ptr<Shelf>> shelves_;
+  struct Budget;
+  std::unique_ptr<Budget> budget_;
+  std::vector<std::unique_ptr<Shelf>> shelves_;  // after budget_: they hold it
 };
 
 }  // namespace gw
