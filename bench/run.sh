@@ -843,7 +843,7 @@ pg_settings=$(psql_q -F ' = ' -c "SELECT name, setting FROM pg_settings WHERE na
   ('fsync','synchronous_commit','full_page_writes','wal_sync_method','shared_buffers','max_connections','max_pred_locks_per_transaction','max_pred_locks_per_page','max_pred_locks_per_relation') ORDER BY name")
 pg_version=$(psql_q -c 'SHOW server_version')
 nginx_version=$(/usr/sbin/nginx -v 2>&1 | sed 's/^nginx version: //')
-build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$bin/../CMakeCache.txt" 2>/dev/null)
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$bin/../CMakeCache.txt" 2>/dev/null || echo unknown)
 if [ -n "${BIN_DIR:-}" ]; then
   commit="binaries from BIN_DIR=$BIN_DIR; scripts from $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- bench ':!bench/results.md' ':!bench/results.png' 2>/dev/null || echo " (bench/ modified in the working tree)")"
 else
