@@ -93,3 +93,36 @@ TEST_CASE("direct budget: a shelf below its share that finds the budget spent ge
   first.reset();
   CHECK(s.direct.open() == 2);
 }
+
+TEST_CASE("direct budget: a shelf that finds the budget spent gets the slot of a connection another shelf left idle from an earlier load") {
+  TwoShelves s;
+  // The second shelf opens the whole budget, then its thread goes quiet.
+  CHECK_FALSE(s.take(s.b));
+  s.until_open(s.b, 1);
+  {
+    auto first = s.take(s.b);
+    REQUIRE(first);
+    CHECK_FALSE(s.take(s.b));
+    s.until_open(s.b, 2);
+    REQUIRE(s.take(s.b));
+  }
+  CHECK(s.direct.open() == 2);
+
+  // The first shelf finds the budget spent. Connections given back just now
+  // are kept: they may be a busy thread's.
+  CHECK_FALSE(s.take(s.a));
+  s.b.poll();
+  CHECK(s.direct.open() == 2);
+  // Once one has been idle for a second, the next ask closes it (on its own
+  // thread), and the first shelf opens that slot.
+  CHECK(eventually([&] {
+    CHECK_FALSE(s.take(s.a));
+    s.b.poll();
+    return s.direct.open() == 1;
+  }));
+  CHECK(eventually([&] { return s.backends() == "1"; }));
+  CHECK_FALSE(s.take(s.a));
+  s.until_open(s.a, 2);
+  CHECK(s.take(s.a));
+  CHECK(s.backends() == "2");
+}

@@ -28,9 +28,11 @@ SessionOptions direct_session(SessionOptions o) {
 // The connections all shelves may hold together: per_thread times the
 // threads. A shelf serving most of the connections (the listener packs them,
 // http/server.cpp) holds most of them, rather than queue its decisions on
-// per_thread connections while another shelf's slots stay unused. A shelf
-// that finds none left while it holds fewer than per_thread says so, and a
-// shelf holding more closes one the next time it is given one back.
+// per_thread connections while another shelf's slots stay unused. When a
+// shelf finds none free and the budget spent, the other shelves are asked to
+// close a connection idle for a second (left from an earlier load), and if
+// it holds fewer than per_thread it says so: a shelf holding more then closes
+// one the next time it is given one back.
 struct DirectConnections::Budget {
   explicit Budget(std::size_t total) : total(total) {}
   bool reserve() {
@@ -45,6 +47,7 @@ struct DirectConnections::Budget {
   const std::size_t total;
   std::atomic<std::size_t> held{0};  // open or being opened, on all shelves
   std::atomic<bool> wanted{false};   // a shelf below its share found none left
+  std::vector<Shelf*> shelves;       // set once, before any is used
 };
 
 // One I/O thread's connections. Used on that thread only, except the
@@ -68,12 +71,12 @@ class DirectConnections::Shelf {
 
   Taken take() {
     // A connection to a primary the gateway has moved away from is never lent again.
-    while (!idle_.empty() && !lendable(*idle_.back())) {
+    while (!idle_.empty() && !lendable(*idle_.back().connection)) {
       idle_.pop_back();
       closed();
     }
     if (!idle_.empty()) {
-      auto c = std::move(idle_.back());
+      auto c = std::move(idle_.back().connection);
       idle_.pop_back();
       return lent(std::move(c));
     }
@@ -131,7 +134,7 @@ class DirectConnections::Shelf {
       if (open() > share_ && budget_.wanted.exchange(false, std::memory_order_relaxed))
         closed();  // the connection goes with `c`: its slot is another shelf's to take
       else
-        idle_.push_back(std::move(c));
+        idle_.push_back({std::move(c), std::chrono::steady_clock::now()});
     }
   }
 
@@ -166,8 +169,9 @@ class DirectConnections::Shelf {
     }
     failures_ = 0;
     open_.fetch_add(1, std::memory_order_relaxed);
-    idle_.push_back(std::make_shared<PgConnection>(io_.get_executor(), std::move(c), call_timeout_));
-    idle_.back()->admitted = admitted;
+    idle_.push_back({std::make_shared<PgConnection>(io_.get_executor(), std::move(c), call_timeout_),
+                     std::chrono::steady_clock::now()});
+    idle_.back().connection->admitted = admitted;
   }
 
   // A decision waiting its turn, on its coroutine's frame; in its lane's
@@ -198,7 +202,26 @@ class DirectConnections::Shelf {
   bool may_grow() {
     if (opening_ || !budget_.exhausted()) return true;
     if (open() < share_) budget_.wanted.store(true, std::memory_order_relaxed);
+    ask_idle_shelves();
     return false;
+  }
+
+  // A shelf whose connections all sat idle since an earlier load (a thread
+  // no agent uses now) gets no give_back to act on: it is asked, on its own
+  // thread, to close one idle for long_idle, and this shelf opens that slot
+  // on a later take. Asked at most every ask_interval.
+  void ask_idle_shelves() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - asked_at_ < ask_interval) return;
+    asked_at_ = now;
+    for (Shelf* other : budget_.shelves)
+      if (other != this) asio::post(other->io_, [other] { other->close_long_idle(); });
+  }
+
+  void close_long_idle() {
+    if (idle_.empty() || std::chrono::steady_clock::now() - idle_.front().since < long_idle) return;
+    idle_.erase(idle_.begin());
+    closed();
   }
 
   void closed() {
@@ -238,7 +261,15 @@ class DirectConnections::Shelf {
     unsigned lends = 0;
   };
   static constexpr auto pipeline_window = std::chrono::milliseconds(10);
-  std::vector<std::shared_ptr<PgConnection>> idle_;
+  static constexpr auto long_idle = std::chrono::milliseconds(1000);
+  static constexpr auto ask_interval = std::chrono::milliseconds(50);
+  std::chrono::steady_clock::time_point asked_at_{};
+  // Given back and not taken since: the last given back is lent first.
+  struct Idle {
+    std::shared_ptr<PgConnection> connection;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::vector<Idle> idle_;
   std::vector<Lent> lent_;
   std::deque<Waiter*> waiting_outcomes_, waiting_requests_;  // take_in_turn's, by lane
   std::atomic<std::size_t> open_{0};
@@ -258,8 +289,10 @@ DirectConnections::DirectConnections(const std::vector<asio::io_context*>& ios, 
                                      std::chrono::milliseconds call_timeout) {
   if (per_thread == 0) return;
   budget_ = std::make_unique<Budget>(std::size_t{per_thread} * ios.size());
-  for (auto* io : ios)
+  for (auto* io : ios) {
     shelves_.push_back(std::make_unique<Shelf>(*io, pool, *budget_, session, per_thread, pipeline, call_timeout));
+    budget_->shelves.push_back(shelves_.back().get());
+  }
 }
 
 DirectConnections::~DirectConnections() = default;
