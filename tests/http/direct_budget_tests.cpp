@@ -35,7 +35,10 @@ struct TwoShelves {
     while (direct.open() < n) io.run_one_for(100ms);
   }
   std::string backends() {
-    return db.scalar("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'write-gateway-direct'");
+    // This test's database only: other tests run beside it on the same server.
+    return db.scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+        " AND application_name = 'write-gateway-direct'");
   }
 };
 

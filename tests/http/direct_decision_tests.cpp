@@ -25,14 +25,15 @@ namespace {
 // lane the test has seen open; `direct` connections on it. A decision goes
 // to the pool while a pool job waits for its worker: the authority guard's
 // re-read (every 200 ms by default) is made rare, so the counts here are the
-// claims' own.
-GatewayOptions one_thread(int direct) {
-  return {.manual_clock = true, .edit = [=](nlohmann::json& c) {
+// claims' own. `more` edits the config after that.
+GatewayOptions one_thread(int direct, std::function<void(nlohmann::json&)> more = {}) {
+  return {.manual_clock = true, .edit = [direct, more = std::move(more)](nlohmann::json& c) {
             c["http"]["io_threads"] = 1;
             c["database"]["direct_connections"] = direct;
             c["database"]["guard_interval_ms"] = 60000;
             c["database"]["lock_timeout_ms"] = 600000;
             c["database"]["statement_timeout_ms"] = 600000;
+            if (more) more(c);
           }};
 }
 
@@ -415,13 +416,10 @@ TEST_CASE("direct decisions: the I/O threads share one budget of connections: a 
   // listener serves the first 16 connections on the first thread
   // (http/server.cpp), so every claim here is that thread's. How a thread
   // gives a connection up to another: tests/http/direct_budget_tests.cpp.
-  GatewayOptions options = one_thread(1);
-  options.edit = [inner = options.edit](nlohmann::json& c) {
-    inner(c);
+  Gateway g(one_thread(1, [](nlohmann::json& c) {
     c["http"]["io_threads"] = 2;
     c["database"]["direct_pipeline"] = 1;
-  };
-  Gateway g(options);
+  }));
   g.set_clock(1000);
   REQUIRE(warm_up(g));
   REQUIRE(eventually([&] { return metric(g, "gateway_db_direct_connections_open") == 1; }));

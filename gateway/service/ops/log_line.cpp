@@ -75,6 +75,13 @@ void append_escaped_ascii(std::string& out, unsigned char c) {
   }
 }
 
+// `value`'s decimal digits, written into `digits`.
+template <class Integer>
+std::string_view integer_text(char (&digits)[24], Integer value) {
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  return {digits, static_cast<std::size_t>(end - digits)};
+}
+
 }  // namespace
 
 void append_json_replacing(std::string& out, std::string_view value) {
@@ -184,14 +191,12 @@ LogLine& LogLine::raw_field(std::string_view name, std::string_view json) {
 
 LogLine& LogLine::signed_field(std::string_view name, std::int64_t value) {
   char digits[24];
-  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
-  return raw_field(name, {digits, static_cast<std::size_t>(end - digits)});
+  return raw_field(name, integer_text(digits, value));
 }
 
 LogLine& LogLine::unsigned_field(std::string_view name, std::uint64_t value) {
   char digits[24];
-  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
-  return raw_field(name, {digits, static_cast<std::size_t>(end - digits)});
+  return raw_field(name, integer_text(digits, value));
 }
 
 LogLine& LogLine::field(std::string_view name, double value) {
