@@ -9,6 +9,7 @@
 #include <array>
 #include <memory>
 #include <stdexcept>
+#include <vector>
 
 namespace gw {
 
@@ -45,34 +46,34 @@ std::string sha256(std::string_view bytes) {
   return out;
 }
 
-std::string to_hex(std::string_view bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
-  // Every request makes ids with it: one allocation, no appends.
-  std::string out(bytes.size() * 2, '\0');
-  auto* at = out.data();
-  for (unsigned char c : bytes) {
-    *at++ = digits[c >> 4];
-    *at++ = digits[c & 15];
-  }
-  return out;
-}
-
-std::string sha256_hex(std::string_view bytes) { return to_hex(sha256(bytes)); }
-
 namespace {
+
+constexpr char hex_digits[] = "0123456789abcdef";
+
+void write_hex(char* at, const unsigned char* bytes, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    *at++ = hex_digits[bytes[i] >> 4];
+    *at++ = hex_digits[bytes[i] & 15];
+  }
+}
 
 // Every request takes ids from here (request, trace, span): drawing them
 // from a per-thread block of CSPRNG output costs one RAND_bytes call (and
 // its fork check, a getpid system call) per block instead of three per
-// request. Each byte is handed out once.
-void draw_random(unsigned char* out, std::size_t count) {
+// request. `use` reads the next `count` bytes where they lie; each byte is
+// handed out once, and cleansed once read.
+template <class Use>
+void take_random(std::size_t count, Use use) {
   struct Block {
     std::array<unsigned char, 512> bytes;
     std::size_t used = 512;
   };
   thread_local Block block;
   if (count > block.bytes.size()) {
-    if (RAND_bytes(out, static_cast<int>(count)) != 1) throw std::runtime_error("RAND_bytes failed");
+    std::vector<unsigned char> own(count);
+    if (RAND_bytes(own.data(), static_cast<int>(count)) != 1) throw std::runtime_error("RAND_bytes failed");
+    use(own.data());
+    OPENSSL_cleanse(own.data(), count);
     return;
   }
   if (block.bytes.size() - block.used < count) {
@@ -80,26 +81,33 @@ void draw_random(unsigned char* out, std::size_t count) {
       throw std::runtime_error("RAND_bytes failed");
     block.used = 0;
   }
-  std::copy_n(block.bytes.data() + block.used, count, out);
+  use(block.bytes.data() + block.used);
   OPENSSL_cleanse(block.bytes.data() + block.used, count);
   block.used += count;
 }
 
 }  // namespace
 
+std::string to_hex(std::string_view bytes) {
+  // Every request makes ids with it: one allocation, no appends.
+  std::string out(bytes.size() * 2, '\0');
+  write_hex(out.data(), reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+  return out;
+}
+
+std::string sha256_hex(std::string_view bytes) { return to_hex(sha256(bytes)); }
+
 std::string random_bytes(std::size_t count) {
   std::string out(count, '\0');
-  draw_random(reinterpret_cast<unsigned char*>(out.data()), count);
+  take_random(count, [&](const unsigned char* bytes) { std::copy_n(bytes, count, out.data()); });
   return out;
 }
 
 std::string random_hex(std::size_t count) {
-  std::array<unsigned char, 64> bytes;
-  if (count > bytes.size()) return to_hex(random_bytes(count));
-  draw_random(bytes.data(), count);
-  auto hex = to_hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), count));
-  OPENSSL_cleanse(bytes.data(), count);
-  return hex;
+  // Written as hex straight from the block: no copy of the bytes to cleanse.
+  std::string out(count * 2, '\0');
+  take_random(count, [&](const unsigned char* bytes) { write_hex(out.data(), bytes, count); });
+  return out;
 }
 
 bool constant_time_equal(std::string_view a, std::string_view b) {

@@ -36,11 +36,14 @@ const auto log_line_at = std::chrono::system_clock::time_point(std::chrono::mill
 constexpr std::string_view log_line_head =
     "{\"time\":\"2023-11-14T22:13:20.123Z\",\"level\":\"info\",\"event\":\"request\"";
 
+// A duration as the line said it when it was a double of milliseconds.
+double ms(std::chrono::microseconds d) { return static_cast<double>(d.count()) / 1000.0; }
+
 // What the request line was when App::log_request built it as a JSON object.
 std::string request_line_as_object(const RequestLine& r) {
   nlohmann::json line{{"request_id", r.request_id},   {"trace_id", r.trace_id}, {"method", r.method},
                       {"route", r.route},             {"code", r.code},         {"status", r.status},
-                      {"duration_ms", r.duration_ms}, {"db_ms", r.db_ms}};
+                      {"duration_ms", ms(r.duration)}, {"db_ms", ms(r.db_time)}};
   if (r.tenant && r.task) {
     line["tenant"] = *r.tenant;
     line["task"] = *r.task;
@@ -50,7 +53,7 @@ std::string request_line_as_object(const RequestLine& r) {
   if (r.epoch) line["epoch"] = *r.epoch;
   if (!r.provider.empty()) line["provider"] = r.provider;
   if (r.forwarded) {
-    line["upstream_ms"] = r.forwarded->upstream_ms;
+    line["upstream_ms"] = ms(r.forwarded->upstream_time);
     line["provider_status"] =
         r.forwarded->provider_status ? nlohmann::json(*r.forwarded->provider_status) : nlohmann::json(nullptr);
     line["span_id"] = r.forwarded->span_id;
@@ -197,15 +200,15 @@ TEST_CASE("log line: the request line has the bytes of the JSON object it replac
                       .route = "unmatched",
                       .code = "not_found",
                       .status = 404,
-                      .duration_ms = 0.012};
+                      .duration = std::chrono::microseconds(12)};
   CHECK(request_line(log_line_at, LogLevel::info, minimal) == request_line_as_object(minimal));
 
   RequestLine full = minimal;
   full.route = "proxy";
   full.code = "committed";
   full.status = 201;
-  full.duration_ms = 12.345;
-  full.db_ms = 3.0;
+  full.duration = std::chrono::microseconds(12345);
+  full.db_time = std::chrono::milliseconds(3);
   full.tenant = "tenant-a";
   full.task = "task-1";
   full.operation = "op-\"quoted\"";
@@ -213,7 +216,7 @@ TEST_CASE("log line: the request line has the bytes of the JSON object it replac
   full.error = "bad \xff byte\nand a newline";
   full.attempt = 2;
   full.epoch = std::numeric_limits<std::int64_t>::max();
-  full.forwarded = RequestLine::Forwarded{.upstream_ms = 7.5, .provider_status = 201u, .span_id = "00f067aa0ba902b7"};
+  full.forwarded = RequestLine::Forwarded{.upstream_time = std::chrono::microseconds(7500), .provider_status = 201u, .span_id = "00f067aa0ba902b7"};
   full.parent_span_id = "b7ad6b7169203331";
   CHECK(request_line(log_line_at, LogLevel::info, full) == request_line_as_object(full));
 
@@ -230,26 +233,53 @@ TEST_CASE("log line: the request line has the bytes of the JSON object it replac
   CHECK(request_line(log_line_at, LogLevel::info, half) == request_line_as_object(half));
 }
 
+TEST_CASE("log line: durations are the milliseconds nlohmann prints for us / 1000.0, written from the integer") {
+  // Whole microseconds below 10^15 are written digit by digit; beyond, as the double.
+  std::vector<std::int64_t> values{0,       1,        9,         10,        99,         100,         999,
+                                   1000,    1001,     1010,      1100,      12345,      3000000,     -1,
+                                   -1500,   -1000,    999'999'999'999'999,  -999'999'999'999'999,
+                                   1'000'000'000'000'000,  -1'000'000'000'000'000,
+                                   std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min()};
+  std::mt19937_64 random(30);
+  for (int i = 0; i < 20000; ++i) {
+    const auto magnitude = static_cast<std::int64_t>(random() % (std::uint64_t(1) << (i % 51)));
+    values.push_back(i % 7 == 0 ? -magnitude : magnitude);
+  }
+  for (const std::int64_t us : values) {
+    CAPTURE(us);
+    auto ours = LogLine(log_line_at, LogLevel::info, "request").field("x", std::chrono::microseconds(us)).finish();
+    const double as_double = static_cast<double>(us) / 1000.0;
+    CHECK(ours == std::string(log_line_head) + ",\"x\":" + nlohmann::json(as_double).dump() + "}\n");
+    // And a reader gets that very double back.
+    CHECK(nlohmann::json::parse(ours)["x"].get<double>() == as_double);
+  }
+}
+
 TEST_CASE("log line: a field is the same whether it fits the short path or not") {
-  // Short plain fields are written in one piece; a long one, or one whose
-  // name or value needs an escape, piece by piece. Both give dump's bytes.
-  const std::string long_value(300, 'v'), long_name(130, 'n');
-  for (const std::string& name : {std::string("k"), long_name, std::string("quo\"te"), std::string("caf\xc3\xa9")})
-    for (const std::string& value :
-         {std::string(), std::string("plain"), long_value, std::string("tab\there"), std::string(120, 'x')}) {
-      CAPTURE(name);
-      CAPTURE(value);
-      nlohmann::json expected{{name + "-s", value}, {name + "-i", -42}, {name + "-u", 42u}, {name + "-d", 1.5},
-                              {name + "-z", nullptr}};
-      auto line = LogLine(log_line_at, LogLevel::info, "request")
-                      .field(name + "-d", 1.5)
-                      .field(name + "-i", -42)
-                      .field(name + "-s", value)
-                      .field(name + "-u", 42u)
-                      .field(name + "-z", nullptr);
-      const auto fields = expected.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      CHECK(line.finish() == std::string(log_line_head) + "," + fields.substr(1) + "\n");
-    }
+  // Short plain values are written in one piece with their name; a long one,
+  // or one that needs an escape, piece by piece. Both give dump's bytes.
+  // (A name that would need an escape does not compile: LogKey.)
+  const std::string long_value(300, 'v');
+  for (const std::string& value : {std::string(), std::string("plain"), long_value, std::string("tab\there"),
+                                   std::string(119, 'x'), std::string(120, 'x'), std::string(122, 'x'), std::string(123, 'x'),
+                                   std::string("caf\xc3\xa9"), std::string("bad \xff")}) {
+    CAPTURE(value);
+    nlohmann::json expected{{"a-long-name-for-a-field-to-push-it-past-the-room", value},
+                            {"k-d", 1.5},
+                            {"k-i", -42},
+                            {"k-s", value},
+                            {"k-u", 42u},
+                            {"k-z", nullptr}};
+    auto line = LogLine(log_line_at, LogLevel::info, "request")
+                    .field("a-long-name-for-a-field-to-push-it-past-the-room", value)
+                    .field("k-d", 1.5)
+                    .field("k-i", -42)
+                    .field("k-s", value)
+                    .field("k-u", 42u)
+                    .field("k-z", nullptr);
+    const auto fields = expected.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    CHECK(line.finish() == std::string(log_line_head) + "," + fields.substr(1) + "\n");
+  }
 }
 
 TEST_CASE("logger: lines from two threads all arrive in each thread's order, and flush waits for them") {

@@ -31,9 +31,9 @@ std::vector<std::string_view> all_headers(const http::Fields& headers, std::stri
   return out;
 }
 
-double millis(std::chrono::nanoseconds d) {
-  // Microsecond resolution is plenty for a log line.
-  return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(d).count()) / 1000.0;
+// Microsecond resolution is plenty for a log line.
+std::chrono::microseconds micros(std::chrono::nanoseconds d) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(d);
 }
 
 }  // namespace
@@ -100,8 +100,8 @@ void App::log_request(const Call& call, const http::Response& reply, std::chrono
                    .route = call.route,
                    .code = code,
                    .status = reply.status,
-                   .duration_ms = millis(took),
-                   .db_ms = millis(call.db_time),
+                   .duration = micros(took),
+                   .db_time = micros(call.db_time),
                    .operation = call.operation_id,
                    .provider = call.provider,
                    .error = call.error,
@@ -115,7 +115,7 @@ void App::log_request(const Call& call, const http::Response& reply, std::chrono
   }
   // Only for a request that was forwarded (a refused admission was not).
   if (call.upstream_time.count() > 0)
-    line.forwarded = RequestLine::Forwarded{millis(call.upstream_time), call.provider_status, call.span_id};
+    line.forwarded = RequestLine::Forwarded{micros(call.upstream_time), call.provider_status, call.span_id};
   if (call.trace.parent_id) line.parent_span_id = *call.trace.parent_id;
   logger.write_line(level, request_line(std::chrono::system_clock::now(), level, line));
 }

@@ -34,14 +34,23 @@ std::optional<SplitTarget> split_target(std::string_view target) {
   out.raw_path = target.substr(0, q);
   if (q != std::string_view::npos) out.query = target.substr(q + 1);
   std::string_view rest = out.raw_path.substr(1);
-  out.segments.reserve(8);  // the proxy route's seven and a provider path
+  out.segments.reserve(9);  // the proxy route's seven and a provider path of two
+  // Every request comes through here; a path with no escape at all (nearly
+  // every one) is cut into its segments as they are, with no per-segment
+  // look for '%' and no decoded copy to move.
+  const bool escaped = rest.find('%') != std::string_view::npos;
   while (true) {
-    auto slash = rest.find('/');
-    auto decoded = percent_decode(rest.substr(0, slash));
-    if (!decoded) return std::nullopt;
-    out.segments.push_back(std::move(*decoded));
+    const auto slash = rest.find('/');
+    const auto segment = rest.substr(0, slash);
+    if (escaped) {
+      auto decoded = percent_decode(segment);
+      if (!decoded) return std::nullopt;
+      out.segments.push_back(std::move(*decoded));
+    } else {
+      out.segments.emplace_back(segment);
+    }
     if (slash == std::string_view::npos) break;
-    rest = rest.substr(slash + 1);
+    rest.remove_prefix(slash + 1);
   }
   if (out.segments.size() == 1 && out.segments[0].empty()) out.segments.clear();
   return out;

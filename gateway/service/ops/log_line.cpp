@@ -144,62 +144,57 @@ LogLine::LogLine(std::chrono::system_clock::time_point at, LogLevel level, std::
   append_json_replacing(text_, event);
 }
 
-void LogLine::key(std::string_view name) {
-  text_ += ',';
-  append_json_replacing(text_, name);
-  text_ += ':';
-}
-
-// `,"name":` and the value in one append, through a buffer on the stack:
-// names are identifiers, and most values are short and need no escape (ids,
-// routes, numbers). `quoted`: the value is a string. False when it does not
-// apply; the caller then writes the field piece by piece.
-bool LogLine::short_field(std::string_view name, std::string_view value, bool quoted) {
+// `,"name":` and the value. Short values that need no escape (ids, routes,
+// numbers: nearly all) go through a buffer on the stack in one append; the
+// name needs no look, LogKey checked it when the program was compiled.
+// `quoted`: the value is a string.
+void LogLine::short_field(LogKey name, std::string_view value, bool quoted) {
   constexpr std::size_t room = 128;
-  const std::size_t size = name.size() + value.size() + (quoted ? 6 : 4);
-  if (size > room || plain_prefix(name) != name.size() || (quoted && plain_prefix(value) != value.size()))
-    return false;
+  const auto key = name.name();
+  if (key.size() + value.size() + 6 > room || (quoted && plain_prefix(value) != value.size())) {
+    text_ += ",\"";
+    text_ += key;
+    text_ += "\":";
+    if (quoted)
+      append_json_replacing(text_, value);
+    else
+      text_ += value;
+    return;
+  }
   char piece[room];
   char* at = piece;
   *at++ = ',';
   *at++ = '"';
-  at = std::copy(name.begin(), name.end(), at);
+  at = std::copy(key.begin(), key.end(), at);
   *at++ = '"';
   *at++ = ':';
   if (quoted) *at++ = '"';
   at = std::copy(value.begin(), value.end(), at);
   if (quoted) *at++ = '"';
   text_.append(piece, static_cast<std::size_t>(at - piece));
-  return true;
 }
 
-LogLine& LogLine::field(std::string_view name, std::string_view value) {
-  if (!short_field(name, value, true)) {
-    key(name);
-    append_json_replacing(text_, value);
-  }
+LogLine& LogLine::field(LogKey name, std::string_view value) {
+  short_field(name, value, true);
   return *this;
 }
 
-LogLine& LogLine::raw_field(std::string_view name, std::string_view json) {
-  if (!short_field(name, json, false)) {
-    key(name);
-    text_ += json;
-  }
+LogLine& LogLine::raw_field(LogKey name, std::string_view json) {
+  short_field(name, json, false);
   return *this;
 }
 
-LogLine& LogLine::signed_field(std::string_view name, std::int64_t value) {
+LogLine& LogLine::signed_field(LogKey name, std::int64_t value) {
   char digits[24];
   return raw_field(name, integer_text(digits, value));
 }
 
-LogLine& LogLine::unsigned_field(std::string_view name, std::uint64_t value) {
+LogLine& LogLine::unsigned_field(LogKey name, std::uint64_t value) {
   char digits[24];
   return raw_field(name, integer_text(digits, value));
 }
 
-LogLine& LogLine::field(std::string_view name, double value) {
+LogLine& LogLine::field(LogKey name, double value) {
   if (!std::isfinite(value)) return raw_field(name, "null");
   // nlohmann's own formatter (grisu2, then its %g-like layout): std::to_chars
   // lays out some values differently.
@@ -208,7 +203,32 @@ LogLine& LogLine::field(std::string_view name, double value) {
   return raw_field(name, {digits, static_cast<std::size_t>(end - digits)});
 }
 
-LogLine& LogLine::field(std::string_view name, std::nullptr_t) { return raw_field(name, "null"); }
+LogLine& LogLine::field(LogKey name, std::chrono::microseconds value) {
+  // Below 10^15 microseconds (31 years) the milliseconds have at most 15
+  // significant digits, so us / 1000.0 is the double nearest to them, and
+  // the shortest decimal that reads back as that double (what nlohmann
+  // prints) is those digits: the integer part, then three decimals less
+  // their trailing zeros, one kept ("3.0").
+  constexpr std::int64_t exact = 1'000'000'000'000'000;
+  const std::int64_t us = value.count();
+  if (us <= -exact || us >= exact) return field(name, static_cast<double>(us) / 1000.0);
+  const std::uint64_t magnitude = us < 0 ? static_cast<std::uint64_t>(-us) : static_cast<std::uint64_t>(us);
+  char text[32];
+  char* at = text;
+  if (us < 0) *at++ = '-';
+  at = std::to_chars(at, text + sizeof text, magnitude / 1000).ptr;
+  *at++ = '.';
+  const auto thousandths = static_cast<unsigned>(magnitude % 1000);
+  at[0] = static_cast<char>('0' + thousandths / 100);
+  at[1] = static_cast<char>('0' + thousandths / 10 % 10);
+  at[2] = static_cast<char>('0' + thousandths % 10);
+  std::size_t decimals = 3;
+  while (decimals > 1 && at[decimals - 1] == '0') --decimals;
+  at += decimals;
+  return raw_field(name, {text, static_cast<std::size_t>(at - text)});
+}
+
+LogLine& LogLine::field(LogKey name, std::nullptr_t) { return raw_field(name, "null"); }
 
 std::string LogLine::finish() {
   text_ += "}\n";
@@ -219,7 +239,7 @@ std::string request_line(std::chrono::system_clock::time_point at, LogLevel leve
   // Keys in the order nlohmann sorts them.
   LogLine line(at, level, "request");
   if (r.attempt) line.field("attempt", *r.attempt);
-  line.field("code", r.code).field("db_ms", r.db_ms).field("duration_ms", r.duration_ms);
+  line.field("code", r.code).field("db_ms", r.db_time).field("duration_ms", r.duration);
   if (r.epoch) line.field("epoch", *r.epoch);
   if (!r.error.empty()) line.field("error", r.error);
   line.field("method", r.method);
@@ -237,7 +257,7 @@ std::string request_line(std::chrono::system_clock::time_point at, LogLevel leve
   line.field("status", r.status);
   if (r.tenant && r.task) line.field("task", *r.task).field("tenant", *r.tenant);
   line.field("trace_id", r.trace_id);
-  if (r.forwarded) line.field("upstream_ms", r.forwarded->upstream_ms);
+  if (r.forwarded) line.field("upstream_ms", r.forwarded->upstream_time);
   return line.finish();
 }
 

@@ -22,6 +22,22 @@ namespace gw {
 // the rest as is, and each invalid UTF-8 sequence one U+FFFD.
 void append_json_replacing(std::string& out, std::string_view value);
 
+// A field's name, a literal that goes into JSON as it is (printable ASCII,
+// no '"' or '\\'): checked when the program is compiled, so a line never
+// spends time on its names.
+class LogKey {
+ public:
+  template <std::size_t N>
+  consteval LogKey(const char (&name)[N]) : name_(name, N - 1) {
+    for (const char c : name_)
+      if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') throw "a log key must need no JSON escape";
+  }
+  std::string_view name() const { return name_; }
+
+ private:
+  std::string_view name_;
+};
+
 // {"time":...,"level":...,"event":...,<fields>}\n
 class LogLine {
  public:
@@ -29,28 +45,30 @@ class LogLine {
 
   // Fields in ascending key order (how nlohmann prints an object), none
   // named time, level or event.
-  LogLine& field(std::string_view name, std::string_view value);
+  LogLine& field(LogKey name, std::string_view value);
   template <std::integral T>
     requires(!std::same_as<T, bool>)
-  LogLine& field(std::string_view name, T value) {
+  LogLine& field(LogKey name, T value) {
     if constexpr (std::signed_integral<T>)
       return signed_field(name, value);
     else
       return unsigned_field(name, value);
   }
   // As nlohmann prints a double: shortest round trip, "1.0" not "1", null if not finite.
-  LogLine& field(std::string_view name, double value);
-  LogLine& field(std::string_view name, std::nullptr_t);
+  LogLine& field(LogKey name, double value);
+  // Milliseconds, as nlohmann prints the double us / 1000.0 ("12.345", "3.0"),
+  // written from the integer: a duration costs no floating-point formatting.
+  LogLine& field(LogKey name, std::chrono::microseconds value);
+  LogLine& field(LogKey name, std::nullptr_t);
 
   // The line, with its closing brace and newline (moved out: call it last).
   std::string finish();
 
  private:
-  void key(std::string_view name);
-  bool short_field(std::string_view name, std::string_view value, bool quoted);
-  LogLine& raw_field(std::string_view name, std::string_view json);  // a number or null
-  LogLine& signed_field(std::string_view name, std::int64_t value);
-  LogLine& unsigned_field(std::string_view name, std::uint64_t value);
+  void short_field(LogKey name, std::string_view value, bool quoted);
+  LogLine& raw_field(LogKey name, std::string_view json);  // a number or null
+  LogLine& signed_field(LogKey name, std::int64_t value);
+  LogLine& unsigned_field(LogKey name, std::uint64_t value);
 
   std::string text_;
 };
@@ -59,7 +77,7 @@ class LogLine {
 struct RequestLine {
   std::string_view request_id{}, trace_id{}, method{}, route{}, code{};
   unsigned status = 0;
-  double duration_ms = 0, db_ms = 0;
+  std::chrono::microseconds duration{}, db_time{};  // logged as duration_ms, db_ms
   // Both or neither: the path's tenant and task, when they are labels.
   std::optional<std::string_view> tenant{}, task{};
   std::string_view operation{}, provider{}, error{};  // empty: not said
@@ -67,7 +85,7 @@ struct RequestLine {
   std::optional<std::int64_t> epoch{};
   // Only for a request that was forwarded.
   struct Forwarded {
-    double upstream_ms = 0;
+    std::chrono::microseconds upstream_time{};  // logged as upstream_ms
     std::optional<unsigned> provider_status{};  // null: no reply
     std::string_view span_id{};
   };
