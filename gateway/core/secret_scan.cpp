@@ -3,7 +3,6 @@
 #include "core/base64url.hpp"
 
 #include <array>
-#include <cstring>
 #include <deque>
 
 namespace gw {
@@ -20,12 +19,6 @@ constexpr std::array<std::int8_t, 256> make_symbols() {
   return table;
 }
 constexpr auto symbol_of = make_symbols();
-
-// Whether `text` has a byte that can start an escape ('%' or '\\').
-bool opens_escape(std::string_view text) {
-  return !text.empty() && (std::memchr(text.data(), '%', text.size()) != nullptr ||
-                           std::memchr(text.data(), '\\', text.size()) != nullptr);
-}
 
 int hex_value(unsigned char c) {
   const int s = symbol_of[c];
@@ -141,28 +134,34 @@ void SecretScan::Pass::step(Reader& r, unsigned char c) {
 }
 
 // step() over every byte, with the state in a register: the loop every
-// reply's bytes go through.
-void SecretScan::Pass::plain(Reader& r, std::string_view bytes) {
+// reply's bytes go through. Says whether a byte could start an escape ('%'
+// or '\\'), noted among the bytes the automaton skips anyway.
+bool SecretScan::Pass::plain(Reader& r, std::string_view bytes) {
   const std::uint32_t* next = scan_->next_.data();
   std::uint32_t state = r.state, moves = 0;
+  bool escapes = false;
   for (unsigned char c : bytes) {
     const int s = symbol_of[c];
-    if (s < 0) continue;
+    if (s < 0) {
+      escapes |= c == '%' || c == '\\';
+      continue;
+    }
     const auto move = next[state * symbols + static_cast<std::size_t>(s)];
     state = move & ~match_bit;
     moves |= move;
   }
   r.state = state;
   found_ = found_ || (moves & match_bit) != 0;
+  return escapes;
 }
 
 // Both readings of one text. Bytes with no '%' or '\\' decode to
 // themselves, so while no escape is open and both readers are in the same
 // state (a reply without escapes: nearly all), one pass moves both.
 void SecretScan::Pass::read(Reader& as_is, Reader& decoding, std::string_view bytes) {
-  const bool together = decoding.escape == 0 && decoding.state == as_is.state && !opens_escape(bytes);
-  plain(as_is, bytes);
-  if (together)
+  const bool same = decoding.escape == 0 && decoding.state == as_is.state;
+  const bool escapes = plain(as_is, bytes);
+  if (same && !escapes)
     decoding.state = as_is.state;
   else
     decoded(decoding, bytes);

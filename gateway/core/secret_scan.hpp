@@ -59,7 +59,7 @@ class SecretScan {
       std::uint8_t escape = 0;   // decoding only: where in an escape it is
       std::uint16_t pending = 0;  // decoding only: the escape's digits so far
     };
-    void plain(Reader& r, std::string_view bytes);
+    bool plain(Reader& r, std::string_view bytes);  // true: `bytes` hold '%' or '\\'
     void decoded(Reader& r, std::string_view bytes);
     void read(Reader& as_is, Reader& decoding, std::string_view bytes);
     void step(Reader& r, unsigned char c);
