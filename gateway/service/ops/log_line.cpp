@@ -148,7 +148,7 @@ LogLine::LogLine(std::chrono::system_clock::time_point at, LogLevel level, std::
 // numbers: nearly all) go through a buffer on the stack in one append; the
 // name needs no look, LogKey checked it when the program was compiled.
 // `quoted`: the value is a string.
-void LogLine::short_field(LogKey name, std::string_view value, bool quoted) {
+void LogLine::put(LogKey name, std::string_view value, bool quoted) {
   constexpr std::size_t room = 128;
   const auto key = name.name();
   if (key.size() + value.size() + 6 > room || (quoted && plain_prefix(value) != value.size())) {
@@ -175,12 +175,12 @@ void LogLine::short_field(LogKey name, std::string_view value, bool quoted) {
 }
 
 LogLine& LogLine::field(LogKey name, std::string_view value) {
-  short_field(name, value, true);
+  put(name, value, true);
   return *this;
 }
 
 LogLine& LogLine::raw_field(LogKey name, std::string_view json) {
-  short_field(name, json, false);
+  put(name, json, false);
   return *this;
 }
 

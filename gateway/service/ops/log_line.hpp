@@ -65,7 +65,7 @@ class LogLine {
   std::string finish();
 
  private:
-  void short_field(LogKey name, std::string_view value, bool quoted);
+  void put(LogKey name, std::string_view value, bool quoted);  // `,"name":` and the value
   LogLine& raw_field(LogKey name, std::string_view json);  // a number or null
   LogLine& signed_field(LogKey name, std::int64_t value);
   LogLine& unsigned_field(LogKey name, std::uint64_t value);
