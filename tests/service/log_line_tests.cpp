@@ -85,6 +85,29 @@ std::vector<std::pair<int, int>> logged_numbers(const std::string& text) {
   return out;
 }
 
+// Keys longer than the one-append buffer, built at compile time (LogKey takes literals).
+template <std::size_t N>
+struct Key {
+  char text[N + 1];
+};
+template <std::size_t N>
+constexpr Key<N + 2> with_suffix(const Key<N>& key, const char (&suffix)[3]) {
+  Key<N + 2> out{};
+  for (std::size_t i = 0; i < N; ++i) out.text[i] = key.text[i];
+  out.text[N] = suffix[0];
+  out.text[N + 1] = suffix[1];
+  return out;
+}
+constexpr Key<130> make_long_key() {
+  Key<130> key{};
+  for (std::size_t i = 0; i < 130; ++i) key.text[i] = 'n';
+  return key;
+}
+constexpr auto long_key = make_long_key();
+constexpr auto long_key_d = with_suffix(long_key, "-d"), long_key_i = with_suffix(long_key, "-i"),
+               long_key_t = with_suffix(long_key, "-t"), long_key_u = with_suffix(long_key, "-u"),
+               long_key_z = with_suffix(long_key, "-z");
+
 }  // namespace
 
 TEST_CASE("log line: strings are escaped as nlohmann escapes them") {
@@ -280,6 +303,19 @@ TEST_CASE("log line: a field is the same whether it fits the short path or not")
     const auto fields = expected.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     CHECK(line.finish() == std::string(log_line_head) + "," + fields.substr(1) + "\n");
   }
+
+  // Numbers and null past the room too: a key too long for it takes the long way.
+  const std::string long_name(long_key.text);
+  REQUIRE(long_name.size() + 6 > 128);
+  nlohmann::json expected{{long_name + "-d", 1.5}, {long_name + "-i", -42}, {long_name + "-u", 42u},
+                          {long_name + "-t", 12.5}, {long_name + "-z", nullptr}};
+  auto line = LogLine(log_line_at, LogLevel::info, "request")
+                  .field(long_key_d.text, 1.5)
+                  .field(long_key_i.text, -42)
+                  .field(long_key_t.text, std::chrono::microseconds(12500))
+                  .field(long_key_u.text, 42u)
+                  .field(long_key_z.text, nullptr);
+  CHECK(line.finish() == std::string(log_line_head) + "," + expected.dump().substr(1) + "\n");
 }
 
 TEST_CASE("logger: lines from two threads all arrive in each thread's order, and flush waits for them") {
