@@ -759,6 +759,39 @@ if [ "$quick" = 0 ]; then
 fi
 
 # --- Idle keep-alive connections: memory per connection --------------------------------------
+# summary: the gateway over its baseline at each point, from the table's rows (ok/s over
+# ok/s), then the fresh pair and the neighbour's p99 against the quiet one: issue #30's targets,
+# read off the run rather than by hand.
+summary() {
+  printf '%s\n' "${rows[@]}" | awk -v levels="${levels[*]}" -v kinds="${name_kinds[*]}" \
+    -v fresh="$fresh_clients" -v nb="$neighbour_clients" -F'|' '
+    function trim(s) { gsub(/^ +| +$/, "", s); return s }
+    { id = trim($2); ok[id] = trim($6); p99[id] = trim($9) }
+    function ratio(a, b) { return (a in ok) && (b in ok) && ok[b] + 0 > 0 ? sprintf("%.2fx", ok[a] / ok[b]) : "-" }
+    function line(label, pre, base,   i, out) {
+      out = "| " label
+      for (i = 1; i <= nl; i++) out = out " | " ratio(pre "-" lv[i] "-gw", pre "-" lv[i] "-" base)
+      print out " |"
+    }
+    END {
+      nl = split(levels, lv, " "); nk = split(kinds, kd, " ")
+      head = "| gateway against |"; rule = "| --- |"
+      for (i = 1; i <= nl; i++) { head = head " " lv[i] " |"; rule = rule " ---: |" }
+      print head; print rule
+      for (k = 1; k <= nk; k++) { s = kd[k] == "sequential" ? "seq" : "rnd"; line("minimal SQL, protected, " kd[k] " names", "P-" s, "sql") }
+      for (k = 1; k <= nk; k++) { s = kd[k] == "sequential" ? "seq" : "rnd"; line("minimal SQL, claims, " kd[k] " names", "C-" s, "sql") }
+      line("nginx, GET pass-through", "G", "nginx")
+      print ""
+      g = "P-seq-" fresh "-gw-fresh"; q = "P-seq-" fresh "-sql-fresh"
+      if (g in ok) printf "- Fresh database, %s agents: %s protected writes/s against the minimal SQL'"'"'s %s (%s); p99 %s against %s ms.\n", fresh, ok[g], ok[q], ratio(g, q), p99[g], p99[q]
+      g = "P-seq-" nb "-gw-neighbour"; q = "P-seq-" nb "-sql-neighbour"; quiet = "P-seq-" nb "-gw"
+      if (g in ok) {
+        rel = (quiet in p99) && p99[quiet] + 0 > 0 ? sprintf("%.2fx the %s ms of the quiet pair with the same names and agents", p99[g] / p99[quiet], p99[quiet]) : "no quiet pair with the same names and agents in this run"
+        printf "- Beside the CPU-burning neighbour, %s agents: %s protected writes/s against the minimal SQL'"'"'s %s (%s); p99 %s ms, %s (issue #30: at most 2x).\n", nb, ok[g], ok[q], ratio(g, q), p99[g], rel
+      }
+    }'
+}
+
 # idle_memory ID LABEL PID URL: opens $idle_n connections (one GET each), reads the server's RSS
 # (with its children) while they are held, then lets them go.
 idle_rows=()
@@ -882,6 +915,12 @@ relplot=$(basename -- "$plot")
   echo "every figure is the whole stack on one small box, not the capacity of one component. The"
   echo "CPU columns show where the time went (% of one core; $(nproc)00% = the whole machine); **other**"
   echo "is everything else running on the machine during the measurement, **idle** includes I/O wait."
+  echo
+  echo "The gateway's replies per second over its baseline's, from the table below: the minimal SQL"
+  echo "at the same client count for protected writes and claims, nginx with the same access log for"
+  echo "the pass-through (issue #30 asks for 1.0x or more)."
+  echo
+  summary
   echo
   echo "| id | what | agents / clients | database | ok/s | p50 ms | p90 ms | p99 ms | p99.9 ms | not ok (non-2xx by status and Gateway-Status; pgbench: failed) | serialization failures (PostgreSQL log) | operations left in_flight / unknown (minimal SQL: admitted) | CPU postgres | gateway | provider | nginx | load gen | other | idle |"
   echo "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
