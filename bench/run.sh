@@ -500,6 +500,9 @@ plot_point() { echo "$2 $3 $4" >>"$plotdata/$1.dat"; }
 # cpu_cols_from), acc_serial, acc_left ("A B" of gateway_left/minimal_left, or "-" for claims),
 # acc_notes, and the latencies in $work/ID.lat.
 declare -A acc_ok acc_window acc_raw acc_serial acc_left acc_notes
+# Completions of each round (by round id), and each pair's ratio round by round (by the
+# gateway's row id): how far the machine moved within one comparison.
+declare -A round_ok pair_rounds
 acc_reset() {
   acc_ok[$1]=0 acc_window[$1]=0 acc_raw[$1]="0 0 0 0 0 0 0 0" acc_serial[$1]=0 acc_left[$1]=- acc_notes[$1]=
   : >"$work/$1.lat"
@@ -529,8 +532,10 @@ gw_round() {
   [ "$kind" != protected ] || left=$(gateway_left "$rid")
   if [ "$last_rc" -eq 0 ] && [ -s "$work/$rid.json" ]; then
     cat "$work/$rid.lat" >>"$work/$id.lat"
-    acc_add "$id" "$(jq -r .ok "$work/$rid.json")" "$secs" "$left"
+    round_ok[$rid]=$(jq -r .ok "$work/$rid.json")
+    acc_add "$id" "${round_ok[$rid]}" "$secs" "$left"
   else
+    round_ok[$rid]=0
     acc_add "$id" 0 "$secs" "$left"
     acc_notes[$id]+="; round $r: gateway-load exited $last_rc: $(tail -n 1 "$last_out" | tr '|' '/')"
   fi
@@ -569,6 +574,7 @@ sql_round() {
   [ ! -s "$work/cut-$rid" ] || cut=$(cat "$work/cut-$rid")
   [ "$kind" != protected ] || left=$(minimal_left "$rid")
   read -r ok failed retried span < <(pgbench_window "$secs" "$work/$id.lat" "$work/$rid".[0-9]* 2>/dev/null || echo "0 ? ? 0")
+  round_ok[$rid]=$ok
   acc_add "$id" "$ok" "$secs" "$left"
   local notes="round $r: $failed failed after $max_tries tries, $retried retries"
   awk -v s="$span" -v d="$secs" 'BEGIN { exit !(s < d - 0.5) }' && notes+=", its completions span only $span s of $secs"
@@ -650,6 +656,11 @@ db_pair() {
   done
   db_row "$gid" "$glabel" "$c" "$db" "$series_gw" gw
   db_row "$sid" "$slabel" "$c" "$db" "$series_sql" sql
+  # Each round's sides ran the same seconds back to back: their ratio is that round's.
+  if [ "$rounds" -gt 1 ]; then
+    pair_rounds[$gid]=$(for ((r = 1; r <= rounds; r++)); do echo "${round_ok[$gid-r$r]:-0} ${round_ok[$sid-r$r]:-0}"; done |
+      awk '{ printf "%s%s", (NR > 1 ? " " : ""), ($2 > 0 ? sprintf("%.2f", $1 / $2) : "-") }')
+  fi
 }
 
 # load_phase ID KIND LABEL SERIES gateway-load-args...
@@ -763,14 +774,18 @@ fi
 # ok/s), then the fresh pair and the neighbour's p99 against the quiet one: issue #30's targets,
 # read off the run rather than by hand.
 summary() {
-  printf '%s\n' "${rows[@]}" | awk -v levels="${levels[*]}" -v kinds="${name_kinds[*]}" \
+  { for id in "${!pair_rounds[@]}"; do echo "ROUNDS $id ${pair_rounds[$id]}"; done; printf '%s\n' "${rows[@]}"; } | awk -v levels="${levels[*]}" -v kinds="${name_kinds[*]}" \
     -v fresh="$fresh_clients" -v nb="$neighbour_clients" -F'|' '
     function trim(s) { gsub(/^ +| +$/, "", s); return s }
+    /^ROUNDS / { n = split($0, w, " "); r = w[3]; for (i = 4; i <= n; i++) r = r ", " w[i]; rounds[w[2]] = r; next }
     { id = trim($2); ok[id] = trim($6); p99[id] = trim($9) }
     function ratio(a, b) { return (a in ok) && (b in ok) && ok[b] + 0 > 0 ? sprintf("%.2fx", ok[a] / ok[b]) : "-" }
+    # The pair'"'"'s ratio, and its rounds'"'"' one by one where it ran in several.
+    function cell(a, b) { return ratio(a, b) ((a in rounds) ? " (" rounds[a] ")" : "") }
+    function by_round(a) { return (a in rounds) ? "; by round " rounds[a] : "" }
     function line(label, pre, base,   i, out) {
       out = "| " label
-      for (i = 1; i <= nl; i++) out = out " | " ratio(pre "-" lv[i] "-gw", pre "-" lv[i] "-" base)
+      for (i = 1; i <= nl; i++) out = out " | " cell(pre "-" lv[i] "-gw", pre "-" lv[i] "-" base)
       print out " |"
     }
     END {
@@ -783,11 +798,11 @@ summary() {
       line("nginx, GET pass-through", "G", "nginx")
       print ""
       g = "P-seq-" fresh "-gw-fresh"; q = "P-seq-" fresh "-sql-fresh"
-      if (g in ok) printf "- Fresh database, %s agents: %s protected writes/s against the minimal SQL'"'"'s %s (%s); p99 %s against %s ms.\n", fresh, ok[g], ok[q], ratio(g, q), p99[g], p99[q]
+      if (g in ok) printf "- Fresh database, %s agents: %s protected writes/s against the minimal SQL'"'"'s %s (%s%s); p99 %s against %s ms.\n", fresh, ok[g], ok[q], ratio(g, q), by_round(g), p99[g], p99[q]
       g = "P-seq-" nb "-gw-neighbour"; q = "P-seq-" nb "-sql-neighbour"; quiet = "P-seq-" nb "-gw"
       if (g in ok) {
         rel = (quiet in p99) && p99[quiet] + 0 > 0 ? sprintf("%.2fx the %s ms of the quiet pair with the same names and agents", p99[g] / p99[quiet], p99[quiet]) : "no quiet pair with the same names and agents in this run"
-        printf "- Beside the CPU-burning neighbour, %s agents: %s protected writes/s against the minimal SQL'"'"'s %s (%s); p99 %s ms, %s (issue #30: at most 2x).\n", nb, ok[g], ok[q], ratio(g, q), p99[g], rel
+        printf "- Beside the CPU-burning neighbour, %s agents: %s protected writes/s against the minimal SQL'"'"'s %s (%s%s); p99 %s ms, %s (issue #30: at most 2x).\n", nb, ok[g], ok[q], ratio(g, q), by_round(g), p99[g], rel
       }
     }'
 }
@@ -918,7 +933,8 @@ relplot=$(basename -- "$plot")
   echo
   echo "The gateway's replies per second over its baseline's, from the table below: the minimal SQL"
   echo "at the same client count for protected writes and claims, nginx with the same access log for"
-  echo "the pass-through (issue #30 asks for 1.0x or more)."
+  echo "the pass-through (issue #30 asks for 1.0x or more). In parentheses, a pair run in several rounds:"
+  echo "each round's own ratio, its two sides back to back, which shows how far the machine moved."
   echo
   summary
   echo
