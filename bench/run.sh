@@ -770,43 +770,6 @@ if [ "$quick" = 0 ]; then
 fi
 
 # --- Idle keep-alive connections: memory per connection --------------------------------------
-# summary: the gateway over its baseline at each point, from the table's rows (ok/s over
-# ok/s), then the fresh pair and the neighbour's p99 against the quiet one: issue #30's targets,
-# read off the run rather than by hand.
-summary() {
-  { for id in "${!pair_rounds[@]}"; do echo "ROUNDS $id ${pair_rounds[$id]}"; done; printf '%s\n' "${rows[@]}"; } | awk -v levels="${levels[*]}" -v kinds="${name_kinds[*]}" \
-    -v fresh="$fresh_clients" -v nb="$neighbour_clients" -F'|' '
-    function trim(s) { gsub(/^ +| +$/, "", s); return s }
-    /^ROUNDS / { n = split($0, w, " "); r = w[3]; for (i = 4; i <= n; i++) r = r ", " w[i]; rounds[w[2]] = r; next }
-    { id = trim($2); ok[id] = trim($6); p99[id] = trim($9) }
-    function ratio(a, b) { return (a in ok) && (b in ok) && ok[b] + 0 > 0 ? sprintf("%.2fx", ok[a] / ok[b]) : "-" }
-    # The pair'"'"'s ratio, and its rounds'"'"' one by one where it ran in several.
-    function cell(a, b) { return ratio(a, b) ((a in rounds) ? " (" rounds[a] ")" : "") }
-    function by_round(a) { return (a in rounds) ? "; by round " rounds[a] : "" }
-    function line(label, pre, base,   i, out) {
-      out = "| " label
-      for (i = 1; i <= nl; i++) out = out " | " cell(pre "-" lv[i] "-gw", pre "-" lv[i] "-" base)
-      print out " |"
-    }
-    END {
-      nl = split(levels, lv, " "); nk = split(kinds, kd, " ")
-      head = "| gateway against |"; rule = "| --- |"
-      for (i = 1; i <= nl; i++) { head = head " " lv[i] " |"; rule = rule " ---: |" }
-      print head; print rule
-      for (k = 1; k <= nk; k++) { s = kd[k] == "sequential" ? "seq" : "rnd"; line("minimal SQL, protected, " kd[k] " names", "P-" s, "sql") }
-      for (k = 1; k <= nk; k++) { s = kd[k] == "sequential" ? "seq" : "rnd"; line("minimal SQL, claims, " kd[k] " names", "C-" s, "sql") }
-      line("nginx, GET pass-through", "G", "nginx")
-      print ""
-      g = "P-seq-" fresh "-gw-fresh"; q = "P-seq-" fresh "-sql-fresh"
-      if (g in ok) printf "- Fresh database, %s agents: %s protected writes/s against the minimal SQL'"'"'s %s (%s%s); p99 %s against %s ms.\n", fresh, ok[g], ok[q], ratio(g, q), by_round(g), p99[g], p99[q]
-      g = "P-seq-" nb "-gw-neighbour"; q = "P-seq-" nb "-sql-neighbour"; quiet = "P-seq-" nb "-gw"
-      if (g in ok) {
-        rel = (quiet in p99) && p99[quiet] + 0 > 0 ? sprintf("%.2fx the %s ms of the quiet pair with the same names and agents", p99[g] / p99[quiet], p99[quiet]) : "no quiet pair with the same names and agents in this run"
-        printf "- Beside the CPU-burning neighbour, %s agents: %s protected writes/s against the minimal SQL'"'"'s %s (%s%s); p99 %s ms, %s (issue #30: at most 2x).\n", nb, ok[g], ok[q], ratio(g, q), by_round(g), p99[g], rel
-      }
-    }'
-}
-
 # idle_memory ID LABEL PID URL: opens $idle_n connections (one GET each), reads the server's RSS
 # (with its children) while they are held, then lets them go.
 idle_rows=()
@@ -883,6 +846,43 @@ cp "$work/plot.gp" "$logs/plot.gp"
 if gnuplot "$work/plot.gp" 2>"$logs/gnuplot.log"; then plot_ok=yes; else say "gnuplot failed (log: $logs/gnuplot.log)"; fi
 
 # --- The report -----------------------------------------------------------------------------
+# summary: the gateway over its baseline at each point, from the table's rows (ok/s over
+# ok/s), then the fresh pair and the neighbour's p99 against the quiet one: issue #30's targets,
+# read off the run rather than by hand.
+summary() {
+  { for id in "${!pair_rounds[@]}"; do echo "ROUNDS $id ${pair_rounds[$id]}"; done; printf '%s\n' "${rows[@]}"; } | awk -v levels="${levels[*]}" -v kinds="${name_kinds[*]}" \
+    -v fresh="$fresh_clients" -v nb="$neighbour_clients" -F'|' '
+    function trim(s) { gsub(/^ +| +$/, "", s); return s }
+    /^ROUNDS / { n = split($0, w, " "); r = w[3]; for (i = 4; i <= n; i++) r = r ", " w[i]; rounds[w[2]] = r; next }
+    { id = trim($2); ok[id] = trim($6); p99[id] = trim($9) }
+    function ratio(a, b) { return (a in ok) && (b in ok) && ok[b] + 0 > 0 ? sprintf("%.2fx", ok[a] / ok[b]) : "-" }
+    # The pair'"'"'s ratio, and its rounds'"'"' one by one where it ran in several.
+    function cell(a, b) { return ratio(a, b) ((a in rounds) ? " (" rounds[a] ")" : "") }
+    function by_round(a) { return (a in rounds) ? "; by round " rounds[a] : "" }
+    function line(label, pre, base,   i, out) {
+      out = "| " label
+      for (i = 1; i <= nl; i++) out = out " | " cell(pre "-" lv[i] "-gw", pre "-" lv[i] "-" base)
+      print out " |"
+    }
+    END {
+      nl = split(levels, lv, " "); nk = split(kinds, kd, " ")
+      head = "| gateway against |"; rule = "| --- |"
+      for (i = 1; i <= nl; i++) { head = head " " lv[i] " |"; rule = rule " ---: |" }
+      print head; print rule
+      for (k = 1; k <= nk; k++) { s = kd[k] == "sequential" ? "seq" : "rnd"; line("minimal SQL, protected, " kd[k] " names", "P-" s, "sql") }
+      for (k = 1; k <= nk; k++) { s = kd[k] == "sequential" ? "seq" : "rnd"; line("minimal SQL, claims, " kd[k] " names", "C-" s, "sql") }
+      line("nginx, GET pass-through", "G", "nginx")
+      print ""
+      g = "P-seq-" fresh "-gw-fresh"; q = "P-seq-" fresh "-sql-fresh"
+      if (g in ok) printf "- Fresh database, %s agents: %s protected writes/s against the minimal SQL'"'"'s %s (%s%s); p99 %s against %s ms.\n", fresh, ok[g], ok[q], ratio(g, q), by_round(g), p99[g], p99[q]
+      g = "P-seq-" nb "-gw-neighbour"; q = "P-seq-" nb "-sql-neighbour"; quiet = "P-seq-" nb "-gw"
+      if (g in ok) {
+        rel = (quiet in p99) && p99[quiet] + 0 > 0 ? sprintf("%.2fx the %s ms of the quiet pair with the same names and agents", p99[g] / p99[quiet], p99[quiet]) : "no quiet pair with the same names and agents in this run"
+        printf "- Beside the CPU-burning neighbour, %s agents: %s protected writes/s against the minimal SQL'"'"'s %s (%s%s); p99 %s ms, %s (issue #30: at most 2x).\n", nb, ok[g], ok[q], ratio(g, q), by_round(g), p99[g], rel
+      }
+    }'
+}
+
 metrics=$(curl -sf "http://127.0.0.1:$gwport/metrics" | grep -E '^gateway_(replies_total|events_total|log_lines_dropped_total)' || true)
 log_dropped=$(echo "$metrics" | awk '/^gateway_log_lines_dropped_total/ { print $2 }')
 # The whole database, every measurement's leftovers together (the rows give each its own).
