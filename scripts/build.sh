@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds the gateway: scripts/build.sh [release|asan|all]   (default: all)
-#   release -> build/release  (CMake's plain Release: -O3, no debug info; so CI builds -O3 once)
+#   release -> build/release  (CMake's plain Release: -O3, no debug info; so CI builds -O3 once),
+#              the gateway's own libraries with profile feedback from scripts/pgo.sh (GATEWAY_PGO=0:
+#              without, when training again and recompiling the gateway after each change of its
+#              code, a few minutes, is too long)
 #   asan    -> build/asan     (-O0 with line tables, AddressSanitizer + UndefinedBehaviorSanitizer)
 # Binaries land in build/<tree>/bin/. A tree is configured only once; afterwards CMake's own
 # regeneration check picks up CMakeLists.txt changes. Extra args after the tree name go to
@@ -36,7 +39,16 @@ for tree in "${trees[@]}"; do
   case $tree in
     # The Release flags are spelt out (CMake's own default): a value left in an old tree's
     # CMakeCache.txt would otherwise outlive a change here.
-    release) flags=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O3 -DNDEBUG" -DGATEWAY_WERROR=ON) ;;
+    release)
+      flags=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O3 -DNDEBUG" -DGATEWAY_WERROR=ON)
+      # The gateway's libraries optimized with a profile of their own run (scripts/pgo.sh). Its
+      # path names the instrumented binary, so new code means new flags, and only the gateway's
+      # objects compile again. GATEWAY_PGO=0 for quick edit-and-test rounds. Always passed: a
+      # value left in the tree's cache would outlive a switch to GATEWAY_PGO=0.
+      profile=
+      if [ "${GATEWAY_PGO:-1}" != 0 ]; then profile=$(scripts/pgo.sh); fi
+      flags+=("-DGATEWAY_PROFILE_USE=$profile")
+      ;;
     asan) flags=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DGATEWAY_SANITIZE=ON -DGATEWAY_WERROR=ON) ;;
   esac
   # Configure once, and again whenever the flags above change. build.ninja, not CMakeCache.txt:
