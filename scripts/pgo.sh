@@ -104,8 +104,11 @@ for run in "passthrough 8 3" "passthrough 1 1" "protected 8 3" "protected 64 2 -
   # A profile of failures would optimize the wrong paths.
   ok=$(jq .ok "$work/load.json")
   replies=$(jq .replies "$work/load.json")
-  [ "$ok" -gt 0 ] && [ "$ok" = "$replies" ] ||
-    { cat "$work/load.txt" >&2; echo "pgo.sh: '$run' had $ok of $replies replies ok" >&2; exit 1; }
+  if [ "$ok" -eq 0 ] || [ "$ok" != "$replies" ]; then
+    cat "$work/load.txt" >&2
+    echo "pgo.sh: '$run' had $ok of $replies replies ok" >&2
+    exit 1
+  fi
 done
 
 # The gateway's exit writes its counts; the demo provider and gateway-load link the same Asio
