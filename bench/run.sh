@@ -10,9 +10,10 @@
 #                       COMMITTED outcome, pgbench -M prepared at the SAME client count as agents)
 #   claim               gateway  vs  minimal SQL (bench/minimal_claim.sql: one transaction)
 #   GET pass-through    gateway  vs  nginx (keep-alive reverse proxy, worker_processes = the
-#                       gateway's io_threads, access log as the gateway's)  vs  the provider
-#                       directly, in alternating rounds of one load run, so that the machine's
-#                       drift lands on all three alike
+#                       gateway's io_threads, access log as the gateway's)  vs  the bare proxy
+#                       (bench/bare_proxy.cpp: the gateway's stack with none of its work)  vs  the
+#                       provider directly, in alternating rounds of one load run, so that the
+#                       machine's drift lands on all four alike
 # The first measurement is a protected pair on a fresh database (the gateway's migrations and
 # the claims the load makes; the minimal SQL's owner rows and no history); then both sides get
 # a history (bench/pgbench_seed.sql, bench/minimal_seed.sql) and the sweep over the number of
@@ -100,6 +101,7 @@ gwport=${BENCH_GATEWAY_PORT:-18471}
 provport=${BENCH_PROVIDER_PORT:-19473}
 ctlport=${BENCH_CONTROL_PORT:-19474}
 nginxport=${BENCH_NGINX_PORT:-18472}
+bareport=${BENCH_BARE_PORT:-18473}
 plot=${results%.md}.png
 command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" FRESH_CLIENTS=$fresh_clients NEIGHBOUR_CLIENTS=$neighbour_clients IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct PIPELINE=$pipeline${group:+ GROUP=$group} IO_THREADS=$io_threads UPSTREAM=$upstream PROVIDER_CONNECTIONS=$provider_conns ACCESS_LOG=$access_log LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
 
@@ -161,12 +163,12 @@ need_packages
 
 # Only what the benchmarks run: a test target that does not build must not stop them.
 if [ -z "${BIN_DIR:-}" ]; then
-  scripts/build.sh release --target write-gateway demo-provider gateway-load
+  scripts/build.sh release --target write-gateway demo-provider gateway-load bare-proxy
 fi
-for b in write-gateway demo-provider gateway-load; do [ -x "$bin/$b" ] || die "no $bin/$b"; done
+for b in write-gateway demo-provider gateway-load bare-proxy; do [ -x "$bin/$b" ] || die "no $bin/$b"; done
 build_s=$((SECONDS - t0))
 
-for port in "$pgport" "$gwport" "$provport" "$ctlport" "$nginxport"; do
+for port in "$pgport" "$gwport" "$provport" "$ctlport" "$nginxport" "$bareport"; do
   [ -z "$(ss -ltnH "sport = :$port")" ] || die "port $port is in use; set BENCH_*_PORT"
 done
 
@@ -181,6 +183,7 @@ work=$(mktemp -d /tmp/gateway-bench.XXXXXX)
 gateway_pid=
 provider_pid=
 nginx_pid=
+bare_pid=
 idle_pid=
 neighbour_pid=
 
@@ -193,6 +196,7 @@ cleanup() {
   if [ -n "$neighbour_pid" ]; then stop_pid "$neighbour_pid" 1; fi
   if [ -n "$idle_pid" ]; then stop_pid "$idle_pid" 5; fi
   if [ -n "$nginx_pid" ]; then stop_pid "$nginx_pid" 5; fi
+  if [ -n "$bare_pid" ]; then stop_pid "$bare_pid" 5; fi
   if [ -n "$gateway_pid" ]; then stop_pid "$gateway_pid" 30; fi
   if [ -n "$provider_pid" ]; then stop_pid "$provider_pid" 5; fi
   # The server's log outlives its cluster: which statements failed to serialize, and what
@@ -308,6 +312,14 @@ EOF
 nginx_pid=$!
 wait_ready "$nginx_pid" "http://127.0.0.1:$nginxport/healthz" 50 0.1 ||
   { cat "$logs/nginx.log" "$nginxdir/error.log" >&2 || true; die "nginx did not start"; }
+
+# The floor of the gateway's own stack (bench/bare_proxy.cpp): Asio coroutines and Beast's
+# parsers forwarding the same GET, with nothing of the gateway's own work. Beside nginx, it says
+# how much of the gateway's gap to nginx is the stack and how much is the gateway.
+"$bin/bare-proxy" --port "$bareport" --upstream-port "$provport" --threads "$io_threads" >"$logs/bare-proxy.log" 2>&1 &
+bare_pid=$!
+for _ in $(seq 50); do [ -z "$(ss -ltnH "sport = :$bareport")" ] || break; sleep 0.1; done
+[ -n "$(ss -ltnH "sport = :$bareport")" ] || die "the bare proxy is not listening (log: $logs/bare-proxy.log)"
 
 # The gateway has applied its migrations; the minimal SQL gets its tables and owner rows. No
 # history yet: the first measurement is on a fresh database (seed_history, below).
@@ -690,34 +702,38 @@ load_row() {
   fi
 }
 
-# alternate_phase N: the GET pass-through at N agents through the gateway, through nginx and to
-# the provider directly, in one gateway-load run that loads each in turn, $rounds rounds each
-# (bench/load.cpp, --alternate). Run one after the other, the three would each get whatever the
-# machine was doing in their seconds: drift of 20% or more on a shared machine, which is the
-# size of the difference being measured. Each row's CPU columns cover its own rounds only.
+# alternate_phase N: the GET pass-through at N agents through the gateway, through nginx, through
+# the bare proxy and to the provider directly, in one gateway-load run that loads each in turn,
+# $rounds rounds each (bench/load.cpp, --alternate). Run one after the other, they would each get
+# whatever the machine was doing in their seconds: drift of 20% or more on a shared machine,
+# which is the size of the difference being measured. Each row's CPU columns cover its own
+# rounds only; the bare proxy's CPU is in its rows' gateway column.
 alternate_phase() {
   local c=$1 id=G-$1
-  local sides=(gw nginx provider)
+  local sides=(gw nginx bare provider)
   local labels=("GET pass-through $c agents: gateway, $access_label" "GET pass-through $c agents: nginx, $access_label"
-                "GET $c agents: the provider directly")
-  local series=(passthrough-gateway passthrough-nginx passthrough-provider)
-  measure "$id" HTTP "GET pass-through $c agents: gateway, nginx and the provider directly, alternating" -- \
+                "GET pass-through $c agents: the bare proxy (the stack alone, no log)" "GET $c agents: the provider directly")
+  local series=(passthrough-gateway passthrough-nginx passthrough-bare passthrough-provider)
+  measure "$id" HTTP "GET pass-through $c agents: gateway, nginx, the bare proxy and the provider directly, alternating" -- \
     "$bin/gateway-load" --mode get --threads "$load_threads" --clients "$c" \
     --duration "$duration" --warmup "$warmup" --rounds "$rounds" --json "$work/$id.json" \
     --alternate "gw,http://127.0.0.1:$gwport$passthrough_path,dev-agent-token-a" \
     --alternate "nginx,http://127.0.0.1:$nginxport$passthrough_path,dev-agent-token-a" \
+    --alternate "bare,http://127.0.0.1:$bareport$passthrough_path,dev-agent-token-a" \
     --alternate "provider,http://127.0.0.1:$provport/bookings/bk_1,booking-secret" \
-    --watch "postgres=$pm_pid" --watch "gateway=$gateway_pid" --watch "provider=$provider_pid" --watch "nginx=$nginx_pid"
+    --watch "postgres=$pm_pid" --watch "gateway=$gateway_pid" --watch "provider=$provider_pid" --watch "nginx=$nginx_pid" \
+    --watch "bare=$bare_pid"
   local i side j
-  for i in 0 1 2; do
+  for i in 0 1 2 3; do
     side=${sides[$i]} j=$work/$id-${sides[$i]}.json
     if [ "$last_rc" -eq 0 ] && [ -s "$work/$id.json" ]; then
       jq ".sides[\"$side\"]" "$work/$id.json" >"$j"
-      cpu_cols=$(jq -r --argjson n "$(nproc)" '
+      cpu_cols=$(jq -r --argjson n "$(nproc)" --arg side "$side" '
         (100 / (.ticks_per_s * .elapsed_s)) as $f | .cpu_ticks as $t | (.cpu_s * .ticks_per_s) as $cl
-        | ([$t.postgres, $t.gateway, $t.provider, $t.nginx] | add) as $watched
+        | ([$t.postgres, $t.gateway, $t.provider, $t.nginx, $t.bare] | add) as $watched
         | ([.machine_busy_ticks - $watched - $cl, 0] | max) as $other
-        | [$t.postgres * $f, $t.gateway * $f, $t.provider * $f, $t.nginx * $f, $cl * $f, $other * $f,
+        | (if $side == "bare" then $t.bare else $t.gateway end) as $proxy
+        | [$t.postgres * $f, $proxy * $f, $t.provider * $f, $t.nginx * $f, $cl * $f, $other * $f,
            (if .machine_total_ticks > 0 then (.machine_total_ticks - .machine_busy_ticks) * 100 * $n / .machine_total_ticks else 0 end)]
         | map(round | tostring) | join(" | ")' "$j")
     else
@@ -725,7 +741,7 @@ alternate_phase() {
     fi
     load_row "$id-$side" "${labels[$i]}" "$c" "${series[$i]}" "$j"
   done
-  details+=("### $id-gw, $id-nginx, $id-provider: GET pass-through $c agents, alternating" "" '```' "$(cat "$last_out")" '```' "")
+  details+=("### $id-gw, $id-nginx, $id-bare, $id-provider: GET pass-through $c agents, alternating" "" '```' "$(cat "$last_out")" '```' "")
 }
 
 loadavg_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -838,7 +854,8 @@ plot_ok=no
   for col in 2 3; do
     [ "$col" = 2 ] && y='successful requests/s' || y='p99 latency, ms (log)'
     panel "GET pass-through: $([ "$col" = 2 ] && echo throughput || echo p99)" "$y" "$col" \
-      "passthrough-gateway:gateway" "passthrough-nginx:nginx (keep-alive proxy)" "passthrough-provider:provider directly"
+      "passthrough-gateway:gateway" "passthrough-nginx:nginx (keep-alive proxy)" "passthrough-bare:bare proxy (the stack alone)" \
+      "passthrough-provider:provider directly"
   done
   echo "unset multiplot"
 } >"$work/plot.gp"
@@ -859,9 +876,9 @@ summary() {
     # The pair'"'"'s ratio, and its rounds'"'"' one by one where it ran in several.
     function cell(a, b) { return ratio(a, b) ((a in rounds) ? " (" rounds[a] ")" : "") }
     function by_round(a) { return (a in rounds) ? "; by round " rounds[a] : "" }
-    function line(label, pre, base,   i, out) {
+    function line(label, pre, base, side,   i, out) {
       out = "| " label
-      for (i = 1; i <= nl; i++) out = out " | " cell(pre "-" lv[i] "-gw", pre "-" lv[i] "-" base)
+      for (i = 1; i <= nl; i++) out = out " | " cell(pre "-" lv[i] "-" (side == "" ? "gw" : side), pre "-" lv[i] "-" base)
       print out " |"
     }
     END {
@@ -872,6 +889,7 @@ summary() {
       for (k = 1; k <= nk; k++) { s = kd[k] == "sequential" ? "seq" : "rnd"; line("minimal SQL, protected, " kd[k] " names", "P-" s, "sql") }
       for (k = 1; k <= nk; k++) { s = kd[k] == "sequential" ? "seq" : "rnd"; line("minimal SQL, claims, " kd[k] " names", "C-" s, "sql") }
       line("nginx, GET pass-through", "G", "nginx")
+      line("(the bare proxy against nginx: the stack'"'"'s floor)", "G", "nginx", "bare")
       print ""
       g = "P-seq-" fresh "-gw-fresh"; q = "P-seq-" fresh "-sql-fresh"
       if (g in ok) printf "- Fresh database, %s agents: %s protected writes/s against the minimal SQL'"'"'s %s (%s%s); p99 %s against %s ms.\n", fresh, ok[g], ok[q], ratio(g, q), by_round(g), p99[g], p99[q]
@@ -893,6 +911,7 @@ pg_settings=$(psql_q -F ' = ' -c "SELECT name, setting FROM pg_settings WHERE na
 pg_version=$(psql_q -c 'SHOW server_version')
 nginx_version=$(/usr/sbin/nginx -v 2>&1 | sed 's/^nginx version: //')
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$bin/../CMakeCache.txt" 2>/dev/null || echo unknown)
+profile_used=$(sed -n 's/^GATEWAY_PROFILE_USE:[A-Z]*=//p' "$bin/../CMakeCache.txt" 2>/dev/null)
 if [ -n "${BIN_DIR:-}" ]; then
   commit="binaries from BIN_DIR=$BIN_DIR; scripts from $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- bench ':!bench/results.md' ':!bench/results.png' 2>/dev/null || echo " (bench/ modified in the working tree)")"
 else
@@ -914,7 +933,7 @@ relplot=$(basename -- "$plot")
   echo "| machine | $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/^Mem:/ {print $2}') GiB, $(uname -sr) |"
   echo "| load average before the run | $loadavg_before |"
   echo "| PostgreSQL | $pg_version, private cluster on 127.0.0.1, durable defaults: $(echo "$pg_settings" | tr '\n' ',' | sed 's/,$//; s/,/, /g') |"
-  echo "| build | $bin, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1) |"
+  echo "| build | $bin, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1), $([ -n "$profile_used" ] && echo "the gateway's libraries optimized with the profile in ${profile_used#"$repo"/} (scripts/pgo.sh)" || echo "no profile (GATEWAY_PGO=0)") |"
   echo "| commit | $commit |"
   echo "| protected writes' upstream | $([ "$upstream" = static ] && echo "a static nginx location (/static-provider/: 201 and a 41-byte JSON body, access log off), as in issue #30's setup; UPSTREAM=booking sends them to the booking demo provider" || echo "the booking demo provider (UPSTREAM=booking)") |"
   echo "| gateway | pool_size $pool, direct_connections $direct, direct_pipeline $pipeline, group_max ${group:-default}, io_threads $io_threads, booking provider max_connections $provider_conns, $access_label (log.access; JSON lines on stderr to build/bench-logs/gateway.log, ${log_dropped:-?} lines dropped by its queue) (config: build/bench-logs/gateway.json) |"
@@ -995,6 +1014,10 @@ relplot=$(basename -- "$plot")
   echo "  gateway, through nginx under the same path (it injects the provider credential, as the"
   echo "  gateway does), and at /bookings/bk_1 on the provider itself; the gateway and nginx both with"
   echo "  the $access_label (gateway: log.access; nginx: access_log, combined format, to a file)."
+  echo "  The bare proxy (bench/bare_proxy.cpp) forwards the same GET with the gateway's stack alone:"
+  echo "  Asio coroutines, Beast's parsers, mimalloc, connections placed as the gateway places them,"
+  echo "  one upstream connection per agent; no token, route, credential scan, ids, log or limits."
+  echo "  Its rows' CPU is in the gateway column."
   echo "- Idle memory: nginx allocates its whole connection table when it starts (worker_connections"
   echo "  is sized for this run), so its cost per connection is already in \"RSS before\"; the column is"
   echo "  what holding the connections added. The gateway allocates per connection."
@@ -1005,7 +1028,7 @@ relplot=$(basename -- "$plot")
   echo "  minimal, minimal, gateway for 2), splitting the $duration s; beside the neighbour, $neighbour_rounds"
   echo "  rounds of $duration s each (its p99 is held against the quiet one: one short window is too"
   echo "  noisy for that); each pass-through row is $rounds rounds of one run that"
-  echo "  loaded the gateway, nginx and the provider in turn: the machine's drift lands on both sides"
+  echo "  loaded the gateway, nginx, the bare proxy and the provider in turn: the machine's drift lands on every side"
   echo "  of a comparison alike. Each row counts its own rounds only, CPU columns included."
   echo "- The machine may be shared: compare figures within one run, not across runs."
   echo

@@ -2,8 +2,11 @@
 # The profile the release tree is optimized with: scripts/pgo.sh   (scripts/build.sh runs it)
 # Builds build/pgo-train (the gateway's libraries instrumented: CMake's GATEWAY_PROFILE_GENERATE),
 # runs that gateway under the loads it exists for, and prints the directory of the profile it
-# wrote: build/pgo/<first 12 hex digits of the instrumented gateway's SHA-256>. A profile of the
-# same binary is kept, so only a change to the gateway's code trains again; older ones are removed.
+# wrote: build/pgo/<id>, the id a hash of what the gateway's libraries compile from and how
+# (gateway/, schema/, the top CMakeLists.txt, this script and scripts/build.sh, which hold the
+# flags). So only a change there trains again (a commit alone does not:
+# the build's commit id is a string, not code); the profile of that code is reused, older ones
+# are removed.
 #
 # The training: a private PostgreSQL (no fsync: the same code runs, faster), the booking demo
 # provider and the gateway with its default settings (access log on), then gateway-load's
@@ -21,6 +24,14 @@ cd "$repo"
 # shellcheck source=scripts/lib.sh
 source "$repo/scripts/lib.sh"
 
+id=$({ find gateway schema -type f -print0 | sort -z | xargs -0 sha256sum
+       sha256sum CMakeLists.txt scripts/build.sh scripts/pgo.sh; } | sha256sum | cut -c1-12)
+profile=$repo/build/pgo/$id
+if [ -d "$profile" ]; then
+  echo "$profile"
+  exit 0
+fi
+
 tree=build/pgo-train
 raw=$repo/build/pgo/raw
 flags=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O3 -DNDEBUG" -DGATEWAY_WERROR=ON
@@ -34,12 +45,6 @@ echo "== building $tree" >&2
 cmake --build "$tree" -j"${PGO_BUILD_JOBS:-${BUILD_JOBS:-2}}" --target write-gateway demo-provider gateway-load >&2
 
 bin=$repo/$tree/bin
-id=$(sha256sum "$bin/write-gateway" | cut -c1-12)
-profile=$repo/build/pgo/$id
-if [ -d "$profile" ]; then
-  echo "$profile"
-  exit 0
-fi
 
 # First free port from $1 up (below the kernel's ephemeral range, as scripts/test.sh picks).
 free_port() {
