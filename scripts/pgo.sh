@@ -106,14 +106,16 @@ for run in "passthrough 8 3" "passthrough 1 1" "protected 8 3" "protected 64 2 -
   shift 3
   load --mode "$mode" --clients "$clients" --duration "$seconds" "$@" ||
     { cat "$work/load.txt" >&2; echo "pgo.sh: the training load '$run' failed" >&2; exit 1; }
-  # A profile of failures would optimize the wrong paths.
+  # A profile of refusals would optimize the wrong paths; a few (a slow machine's hiccup) would
+  # not, and must not fail a build.
   ok=$(jq .ok "$work/load.json")
   replies=$(jq .replies "$work/load.json")
-  if [ "$ok" -eq 0 ] || [ "$ok" != "$replies" ]; then
+  if [ "$ok" -eq 0 ] || [ $((ok * 10)) -lt $((replies * 9)) ]; then
     cat "$work/load.txt" >&2
-    echo "pgo.sh: '$run' had $ok of $replies replies ok" >&2
+    echo "pgo.sh: '$run' had only $ok of $replies replies ok" >&2
     exit 1
   fi
+  [ "$ok" = "$replies" ] || echo "pgo.sh: '$run' had $ok of $replies replies ok" >&2
 done
 
 # The gateway's exit writes its counts; the demo provider and gateway-load link the same Asio
