@@ -42,8 +42,8 @@ for tree in "${trees[@]}"; do
     release)
       flags=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O3 -DNDEBUG" -DGATEWAY_WERROR=ON)
       # The gateway's libraries optimized with a profile of their own run (scripts/pgo.sh). Its
-      # path names the instrumented binary, so new code means new flags, and only the gateway's
-      # objects compile again. GATEWAY_PGO=0 for quick edit-and-test rounds. Always passed: a
+      # path names the code it was trained on, so new code means new flags, and only the
+      # gateway's objects compile again. GATEWAY_PGO=0 for quick edit-and-test rounds. Always passed: a
       # value left in the tree's cache would outlive a switch to GATEWAY_PGO=0.
       profile=
       if [ "${GATEWAY_PGO:-1}" != 0 ]; then profile=$(scripts/pgo.sh); fi
