@@ -21,6 +21,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include <atomic>
+#include <charconv>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -121,22 +122,33 @@ asio::awaitable<void> accept(tcp::acceptor& acceptor, Threads& threads, const Se
 }  // namespace
 
 int main(int argc, char** argv) {
+  constexpr const char* usage = "usage: bare-proxy --port P --upstream-port U [--threads N] [--credential C]\n";
   Settings s;
   unsigned short upstream_port = 0;
+  // A number flag's value: 1 to `most`, else 0 (refused below).
+  const auto number = [](std::string_view text, unsigned most) -> unsigned {
+    unsigned n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    return ec == std::errc{} && end == text.data() + text.size() && n <= most ? n : 0;
+  };
+  if (argc % 2 == 0) {
+    std::cerr << usage;
+    return 2;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string_view flag = argv[i];
-    const char* value = argv[i + 1];
-    if (flag == "--port") s.port = static_cast<unsigned short>(std::stoi(value));
-    else if (flag == "--upstream-port") upstream_port = static_cast<unsigned short>(std::stoi(value));
-    else if (flag == "--threads") s.threads = static_cast<unsigned>(std::stoi(value));
+    const std::string_view value = argv[i + 1];
+    if (flag == "--port") s.port = static_cast<unsigned short>(number(value, 65535));
+    else if (flag == "--upstream-port") upstream_port = static_cast<unsigned short>(number(value, 65535));
+    else if (flag == "--threads") s.threads = number(value, 64);
     else if (flag == "--credential") s.credential = value;
     else {
-      std::cerr << "bare-proxy: unknown flag " << flag << "\n";
+      std::cerr << "bare-proxy: unknown flag " << flag << "\n" << usage;
       return 2;
     }
   }
   if (s.port == 0 || upstream_port == 0 || s.threads == 0) {
-    std::cerr << "usage: bare-proxy --port P --upstream-port U [--threads N] [--credential C]\n";
+    std::cerr << usage;
     return 2;
   }
   s.upstream = tcp::endpoint(asio::ip::make_address("127.0.0.1"), upstream_port);
