@@ -49,8 +49,9 @@
 # transaction, as the gateway's SERIALIZABLE loop), SEED_TASKS=10000, SEED_OPS=10 (the history
 # of both sides: tasks x operations each; SEED_TASKS is also the minimal SQL's owner rows),
 # RESULTS (the markdown file to write), BIN_DIR (binaries to measure instead of building
-# build/release: write-gateway, demo-provider, gateway-load), BENCH_PG_PORT=25719, BENCH_GATEWAY_PORT=18471,
-# BENCH_PROVIDER_PORT=19473, BENCH_CONTROL_PORT=19474, BENCH_NGINX_PORT=18472.
+# build/release: write-gateway, demo-provider, gateway-load, bare-proxy), BENCH_PG_PORT=25719,
+# BENCH_GATEWAY_PORT=18471, BENCH_PROVIDER_PORT=19473, BENCH_CONTROL_PORT=19474,
+# BENCH_NGINX_PORT=18472, BENCH_BARE_PORT=18473.
 # Installs what it needs and the gateway build does not (jq, nginx-light, gnuplot-nox) with
 # apt-get when missing. Logs of the last run: build/bench-logs/.
 set -euo pipefail
