@@ -1,12 +1,17 @@
 // What crosses the proxy, as tables.
 #include "core/base64url.hpp"
+#include "core/http_syntax.hpp"
 #include "core/methods.hpp"
 #include "service/proxy/forwarding.hpp"
+#include "support/near_field_names.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
+#include <random>
+#include <string>
 #include <vector>
 
 using namespace gw;
@@ -239,4 +244,92 @@ TEST_CASE("upstream headers: the agent's trace headers are replaced by the gatew
   int traceparents = 0;
   for (const auto& [k, v] : out) traceparents += http::iequals(k, "traceparent") + http::iequals(k, "tracestate");
   CHECK(traceparents == 2);
+}
+
+namespace {
+
+// The two filters' name rules written plainly, as they were before fields
+// were classified once: each name compared with each list.
+constexpr std::array<std::string_view, 11> plain_hop_by_hop{
+    "Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Proxy-Connection", "TE",
+    "Trailer",    "Transfer-Encoding", "Upgrade", "Content-Length", "Expect"};
+constexpr std::array<std::string_view, 13> plain_gateway_headers{
+    "Authorization", "Fence-Grant", "Fence-Realm", "Fence-Epoch", "Fence-Owner", "Idempotency-Key",
+    "Expected-Version", "X-Request-Id", "Forwarded", "Host", "Idempotent-Replayed", "traceparent", "tracestate"};
+
+std::vector<std::string> connection_tokens(const http::Fields& headers) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : headers) {
+    if (!http::iequals(k, "Connection")) continue;
+    std::string token;
+    for (char c : v + ",") {
+      if (c == ',') {
+        while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.pop_back();
+        if (!token.empty()) out.push_back(token);
+        token.clear();
+      } else if (!(token.empty() && (c == ' ' || c == '\t'))) {
+        token += c;
+      }
+    }
+  }
+  return out;
+}
+
+bool plain_dropped_upstream(const std::string& k, const std::vector<std::string>& named, const ProviderConfig& p) {
+  const auto in = [&](const auto& names) {
+    return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return same_field_name(n, k); });
+  };
+  return in(plain_hop_by_hop) || in(plain_gateway_headers) || in(named) ||
+         field_name_has_prefix(k, "Gateway-") || field_name_has_prefix(k, "Fence-") ||
+         field_name_has_prefix(k, "X-Forwarded-") ||
+         in(std::array<std::string_view, 5>{p.credential_header, p.idempotency_header, p.fence_realm_header,
+                                            p.fence_epoch_header, p.fence_owner_header});
+}
+
+bool plain_dropped_reply(const std::string& k, const std::vector<std::string>& named) {
+  const auto in = [&](const auto& names) {
+    return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return http::iequals(n, k); });
+  };
+  const auto prefixed = k.size() >= 8 && http::iequals(std::string_view(k).substr(0, 8), "Gateway-");
+  return in(plain_hop_by_hop) || in(named) || http::iequals(k, "Set-Cookie") || http::iequals(k, "Date") ||
+         prefixed || http::iequals(k, "Committed-Version") || http::iequals(k, "Idempotent-Replayed");
+}
+
+}  // namespace
+
+TEST_CASE("upstream and reply headers: the same fields kept as the name rules written plainly, over 20,000 lists") {
+  std::mt19937 rng(77);
+  const auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
+  auto p = provider();
+  p.credential_header = "X-Api-Key";  // one of the provider's names is no name of the gateway's
+  const ForwardContext context{"req-1", "10.0.0.7", "gateway.local"};
+  for (int round = 0; round < 20000; ++round) {
+    http::Fields fields;
+    for (std::size_t i = pick(8); i > 0; --i)
+      fields.emplace_back(test::near_field_name(rng), "v" + std::to_string(fields.size()));
+    if (pick(4) == 0) {  // a Connection field naming some of the others, or names near them
+      std::string value;
+      for (std::size_t i = pick(3) + 1; i > 0; --i)
+        value += (fields.empty() || pick(2) ? test::near_field_name(rng) : fields[pick(fields.size())].name) + " , ";
+      fields.emplace_back(pick(2) ? "Connection" : "connection", value);
+    }
+    if (pick(6) == 0) fields.emplace_back(pick(2) ? "x-api-key" : "X_Api_Key", "forged");
+    std::string described;
+    for (const auto& [k, v] : fields) described += k + ": " + v + "\n";
+    CAPTURE(described);
+
+    const auto named = connection_tokens(fields);
+    http::Fields want_upstream;
+    for (const auto& f : fields)
+      if (!plain_dropped_upstream(f.name, named, p)) want_upstream.push_back(f);
+    auto upstream = upstream_headers(fields, p, "provider-secret", context, std::nullopt);
+    REQUIRE(upstream.size() >= want_upstream.size());
+    upstream.resize(want_upstream.size());  // the gateway's own come after the agent's kept ones
+    REQUIRE(upstream == want_upstream);
+
+    http::Fields want_reply;
+    for (const auto& f : fields)
+      if (!plain_dropped_reply(f.name, named)) want_reply.push_back(f);
+    REQUIRE(reply_headers(fields, p) == want_reply);
+  }
 }

@@ -1,6 +1,7 @@
 #include "service/proxy/forwarding.hpp"
 
 #include "core/base64url.hpp"
+#include "core/field_name.hpp"
 #include "core/http_syntax.hpp"
 
 #include <nlohmann/json.hpp>
@@ -13,15 +14,69 @@ namespace {
 
 using http::iequals;
 
-constexpr std::array<std::string_view, 11> hop_by_hop{
-    "Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Proxy-Connection", "TE",
-    "Trailer",    "Transfer-Encoding", "Upgrade", "Content-Length", "Expect"};
+bool hop_by_hop(FieldName name) {
+  switch (name) {
+    case FieldName::connection:
+    case FieldName::keep_alive:
+    case FieldName::proxy_authenticate:
+    case FieldName::proxy_authorization:
+    case FieldName::proxy_connection:
+    case FieldName::te:
+    case FieldName::trailer:
+    case FieldName::transfer_encoding:
+    case FieldName::upgrade:
+    case FieldName::content_length:
+    case FieldName::expect:
+      return true;
+    default:
+      return false;
+  }
+}
 
-// traceparent and tracestate: the gateway sends its own (ForwardContext), a
-// span of its own under the caller's trace.
-constexpr std::array<std::string_view, 13> gateway_headers{
-    "Authorization", "Fence-Grant", "Fence-Realm", "Fence-Epoch", "Fence-Owner", "Idempotency-Key",
-    "Expected-Version", "X-Request-Id", "Forwarded", "Host", "Idempotent-Replayed", "traceparent", "tracestate"};
+// An agent's header the provider must never see from the agent: hop-by-hop
+// and framing ones, and every one the gateway owns or writes itself
+// (traceparent and tracestate too: the gateway sends its own
+// (ForwardContext), a span of its own under the caller's trace).
+bool gateway_owned(FieldName name) {
+  switch (name) {
+    case FieldName::authorization:
+    case FieldName::fence_grant:
+    case FieldName::fence_realm:
+    case FieldName::fence_epoch:
+    case FieldName::fence_owner:
+    case FieldName::idempotency_key:
+    case FieldName::expected_version:
+    case FieldName::x_request_id:
+    case FieldName::forwarded:
+    case FieldName::host:
+    case FieldName::idempotent_replayed:
+    case FieldName::traceparent:
+    case FieldName::tracestate:
+    case FieldName::gateway_family:
+    case FieldName::fence_family:
+    case FieldName::x_forwarded_family:
+      return true;
+    default:
+      return hop_by_hop(name);
+  }
+}
+
+// A provider's header the agent must never see: hop-by-hop and framing ones,
+// Set-Cookie and Date (they belong to one exchange, not to a replay), and
+// the gateway's own reply headers, so that a provider cannot make a
+// pass-through or a rejection look committed or replayed.
+bool kept_from_agent(FieldName name) {
+  switch (name) {
+    case FieldName::set_cookie:
+    case FieldName::date:
+    case FieldName::committed_version:
+    case FieldName::idempotent_replayed:
+    case FieldName::gateway_family:
+      return true;
+    default:
+      return hop_by_hop(name);
+  }
+}
 
 bool in(std::string_view name, auto const& names) {
   return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return iequals(n, name); });
@@ -53,10 +108,6 @@ std::vector<std::string_view> connection_named(const http::Fields& headers) {
   return names;
 }
 
-bool prefixed(std::string_view name, std::string_view prefix) {
-  return name.size() >= prefix.size() && iequals(name.substr(0, prefix.size()), prefix);
-}
-
 // RFC 7239 wants IPv6 addresses quoted and bracketed.
 std::string forwarded_for(const std::string& remote) {
   if (remote.find(':') != std::string::npos) return "\"[" + remote + "]\"";
@@ -71,10 +122,8 @@ http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p
   out.reserve(agent.size() + 9);  // the agent's, less the dropped, plus at most nine of ours
   const auto hop_named = connection_named(agent);
   for (const auto& [k, v] : agent) {
-    if (in_folded(k, hop_by_hop) || in_folded(k, gateway_headers) || in_folded(k, hop_named)) continue;
-    if (field_name_has_prefix(k, "Gateway-") || field_name_has_prefix(k, "Fence-") ||
-        field_name_has_prefix(k, "X-Forwarded-"))
-      continue;
+    // Towards the provider, in any spelling a server behind it may fold to the same name.
+    if (gateway_owned(classify_field(k).name) || in_folded(k, hop_named)) continue;
     if (in_folded(k, std::array<std::string_view, 5>{p.credential_header, p.idempotency_header, p.fence_realm_header,
                                                      p.fence_epoch_header, p.fence_owner_header}))
       continue;
@@ -106,12 +155,8 @@ http::Fields reply_headers(http::Fields provider_headers, const ProviderConfig&)
   std::vector<std::string> hop_named;
   for (auto name : connection_named(provider_headers)) hop_named.emplace_back(name);
   std::erase_if(provider_headers, [&](const http::Fields::value_type& field) {
-    const auto& [k, v] = field;
-    if (in(k, hop_by_hop) || in(k, hop_named)) return true;
-    if (iequals(k, "Set-Cookie") || iequals(k, "Date")) return true;
-    // The gateway's own reply headers: a provider must not be able to make
-    // a pass-through or a rejection look committed or replayed.
-    return prefixed(k, "Gateway-") || iequals(k, "Committed-Version") || iequals(k, "Idempotent-Replayed");
+    // Names as the agent's side reads them: exactly, ASCII case folded.
+    return kept_from_agent(classify_field(field.name).exact()) || in(field.name, hop_named);
   });
   return provider_headers;
 }
