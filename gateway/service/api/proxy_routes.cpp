@@ -123,8 +123,8 @@ App::Reply App::proxy(Call& call) {
   const auto [rest, query] = split_provider_target(rq.target);
   // Whatever the method: a read that climbs out of the base path is as bad.
   if (auto why = provider_path_problem(rest, config.allowed_path_forms)) throw Refusal(Code::invalid_request, *why);
-  ForwardContext context{call.request_id, rq.remote,
-                         rq.header("Host") ? std::optional<std::string>(*rq.header("Host")) : std::nullopt};
+  const auto host = rq.header("Host");
+  ForwardContext context{call.request_id, rq.remote, host ? std::optional<std::string>(*host) : std::nullopt};
   // The forward is the gateway's span in the caller's trace (or a new one).
   call.provider = config.name;
   call.span_id = random_hex(8);
@@ -141,7 +141,7 @@ App::Reply App::proxy(Call& call) {
   if (rule == MethodRule::refused)
     throw Refusal(Code::method_not_allowed, rq.method + " is never forwarded to a provider");
   if (rule == MethodRule::unfenced) {
-    upstream.headers = upstream_headers(rq.headers, config, *credential, context, std::nullopt);
+    upstream.headers = upstream_headers(rq.headers, config, *credential, std::move(context), std::nullopt);
     upstream.body = std::move(call.request.body);
     // A read the caller asked for is safe to send again; an unfenced method
     // that is not one (configured) is not.
@@ -215,7 +215,7 @@ App::Reply App::proxy(Call& call) {
   call.attempt = admitted.attempt;
   const auto& id = token.identity;
   FenceHeaders fence{admitted.upstream_key, admitted.realm, id.epoch, id.owner};
-  upstream.headers = upstream_headers(rq.headers, config, *credential, context, fence);
+  upstream.headers = upstream_headers(rq.headers, config, *credential, std::move(context), fence);
   upstream.body = std::move(call.request.body);
   auto result = co_await forward(call, provider, std::move(upstream));
   co_return co_await record(call, config, admission, admitted, std::move(result));

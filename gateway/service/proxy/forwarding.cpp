@@ -117,7 +117,7 @@ std::string forwarded_for(const std::string& remote) {
 }  // namespace
 
 http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p, const std::string& credential,
-                              const ForwardContext& context, const std::optional<FenceHeaders>& fence) {
+                              ForwardContext context, const std::optional<FenceHeaders>& fence) {
   http::Fields out;
   out.reserve(agent.size() + 9);  // the agent's, less the dropped, plus at most nine of ours
   const auto hop_named = connection_named(agent);
@@ -136,15 +136,25 @@ http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p
     out.emplace_back(p.fence_epoch_header, std::to_string(fence->epoch));
     out.emplace_back(p.fence_owner_header, fence->owner);
   }
-  out.emplace_back("X-Request-Id", context.request_id);
+  // The context's values are moved in: it is made for this one request.
+  out.emplace_back("X-Request-Id", std::move(context.request_id));
   if (context.traceparent) {
-    out.emplace_back("traceparent", *context.traceparent);
-    if (context.tracestate) out.emplace_back("tracestate", *context.tracestate);
+    out.emplace_back("traceparent", std::move(*context.traceparent));
+    if (context.tracestate) out.emplace_back("tracestate", std::move(*context.tracestate));
   }
-  std::string forwarded = "for=" + forwarded_for(context.remote) + ";proto=http";
-  if (context.host && !context.host->empty() &&
-      context.host->find_first_of("\";,") == std::string::npos)
-    forwarded += ";host=\"" + *context.host + "\"";
+  const bool with_host =
+      context.host && !context.host->empty() && context.host->find_first_of("\";,") == std::string::npos;
+  const auto agent_address = forwarded_for(context.remote);
+  std::string forwarded;
+  forwarded.reserve(32 + agent_address.size() + (with_host ? context.host->size() : 0));  // one allocation
+  forwarded += "for=";
+  forwarded += agent_address;
+  forwarded += ";proto=http";
+  if (with_host) {
+    forwarded += ";host=\"";
+    forwarded += *context.host;
+    forwarded += '"';
+  }
   out.emplace_back("Forwarded", std::move(forwarded));
   return out;
 }

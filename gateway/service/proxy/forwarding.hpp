@@ -38,9 +38,10 @@ struct ForwardContext {
 // with '_' for '-' (core/http_syntax.hpp, same_field_name); then adds `credential`
 // (the request's tenant's, from ProviderConfig::credential_for), the fence
 // and identity headers, X-Request-Id, the context's trace headers and
-// Forwarded.
+// Forwarded. The context is taken by value: its strings are moved into the
+// list (one per request, made for it).
 http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& provider, const std::string& credential,
-                              const ForwardContext& context, const std::optional<FenceHeaders>& fence);
+                              ForwardContext context, const std::optional<FenceHeaders>& fence);
 
 // Provider -> agent: drops hop-by-hop and framing headers, Set-Cookie and
 // Date (they belong to one exchange, not to a replay), and the gateway's own
