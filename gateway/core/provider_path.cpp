@@ -1,5 +1,6 @@
 #include "core/provider_path.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <vector>
 
@@ -51,7 +52,8 @@ std::optional<std::string> provider_path_problem(std::string_view rest, const Pa
   if (rest.empty() || rest == "/") return std::nullopt;
   // The usual path ("/bookings/bk_1") has nothing the rules below look at,
   // but for the leading "//" (an empty first segment): no allocation for it.
-  if (rest.find_first_of(".%\\") == std::string_view::npos) {
+  // One pass (find_first_of calls memchr over the set for every byte).
+  if (std::none_of(rest.begin(), rest.end(), [](char c) { return c == '.' || c == '%' || c == '\\'; })) {
     if (!allowed.leading_double_slash && rest.starts_with("//")) return "the provider path must not start with //";
     return std::nullopt;
   }

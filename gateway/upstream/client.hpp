@@ -2,10 +2,13 @@
 // deadlines, and an exact answer to "did any byte of the request leave?".
 // That answer decides not_executed (safe to retry) versus unknown (held), so
 // it is counted from what the socket accepted, never guessed (spec section 3).
-// No Asio or Beast here: they stay in this library's .cpp files.
+// No Beast here, and of Asio only the awaitable type: the rest stays in this
+// library's .cpp files.
 #pragma once
 
 #include "core/header_field.hpp"
+
+#include <boost/asio/awaitable.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -115,6 +118,13 @@ class Client {
   // serving the request, so a forward stays on one thread.
   void send(boost::asio::io_context& on, const Endpoint& endpoint, Request request,
             std::function<void(Result)> done);
+
+  // The same for a coroutine, awaited: the exchange runs on the io_context
+  // the coroutine runs on (each of the gateway's I/O threads has its own),
+  // or on `io` when its executor is no io_context's. When a kept-alive
+  // connection is free it runs in the coroutine itself: no callback, no
+  // hand-off through the queue. Otherwise it is send()'s.
+  boost::asio::awaitable<Result> exchange(const Endpoint& endpoint, Request request);
 
   // Thread-safe. New pool-wide limits for the endpoint's pool (made now if
   // there is none yet), when `endpoint.generation` is newer than the pool's:

@@ -5,6 +5,8 @@
 #include "upstream/connection.hpp"
 #include "upstream/request_rules.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/buffer_traits.hpp>
@@ -13,8 +15,10 @@
 #include <boost/beast/http/read.hpp>
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 namespace gw::upstream::detail {
 namespace {
@@ -65,171 +69,156 @@ class ResponseParser final : public http::basic_parser<false> {
   void on_finish_impl(error_code&) override {}
 };
 
-class Exchange : public std::enable_shared_from_this<Exchange> {
- public:
-  Exchange(std::shared_ptr<Connection> conn, Request request, const Endpoint& endpoint, ConnectionUse use,
-           ExchangeHandler done)
-      : conn_(std::move(conn)),
-        endpoint_(&endpoint),
-        may_resend_(use == ConnectionUse::reused && request.resend_if_stale),
-        head_(request.method == "HEAD"),
-        body_limit_(endpoint.max_response_body),
-        timeout_(endpoint.request_timeout),
-        close_after_(asks_close(request.headers)),
-        head_bytes_(wire_head(request, endpoint)),
-        body_(std::move(request.body)),
-        done_(std::move(done)) {}
+constexpr auto as_result = net::as_tuple(net::use_awaitable);
 
-  void start() {
-    auto& stream = conn_->stream();
-    stream.start_counting();
-    conn_->arm_deadline(timeout_);
-    // The head is serialized here (request_rules.hpp), not by Beast: the
-    // fields are written as they are, with no second copy into a Beast
-    // message; head and body go out in one gathered write. Over plain TCP
-    // it is first written on the spot: a request that fits the socket's
-    // buffer (nearly all) goes straight on to reading the response, with no
-    // completion queued in between.
-    const std::array<net::const_buffer, 2> wire{net::buffer(head_bytes_), net::buffer(body_)};
-    beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(wire);
-    error_code ec;
-    rest.consume(stream.write_now(wire, ec));
-    if (ec && ec != net::error::would_block) {
-      // Through the queue: the caller is never answered from inside start().
-      return net::post(stream.get_executor(), [self = shared_from_this(), ec] { self->on_write(ec); });
-    }
-    if (beast::buffer_bytes(rest) == 0) return on_write({});
-    net::async_write(stream, rest, [self = shared_from_this()](error_code ec, std::size_t) { self->on_write(ec); });
-  }
-
- private:
-  void on_write(error_code ec) {
-    if (ec) {
-      if (resend()) return;
-      // The counters, not the error, say whether the provider may have
-      // seen the request: the kernel may have taken part of it before the
-      // reset or the deadline.
-      auto& stream = conn_->stream();
-      std::string cause = conn_->timed_out() ? "request_timeout" : ec.message();
-      if (!stream.any_request_byte_sent())
-        return fail(Failure::write_failed_unsent, Sent::no, "write failed before any byte was sent: " + cause);
-      return fail(Failure::failed_after_send, Sent::yes,
-                  "write failed after " + std::to_string(stream.raw_bytes_sent()) + " bytes: " + cause);
-    }
-    read_response();
-  }
-
-  void read_response() {
-    // A fresh parser per message: limits and state never leak between
-    // responses (or from an interim 1xx into the final one).
-    parser_.emplace();
-    parser_->body_limit(body_limit_);
-    parser_->header_limit(header_limit);
-    if (head_) parser_->skip(true);
-    http::async_read(conn_->stream(), buffer_, *parser_,
-                     [self = shared_from_this()](error_code ec, std::size_t) { self->on_read(ec); });
-  }
-
-  void on_read(error_code ec) {
-    // From here on the whole request was accepted by the socket.
-    if (ec == http::error::body_limit)
-      return fail(Failure::response_too_large, Sent::yes, "response body over max_response_body");
-    if (ec == http::error::header_limit)
-      return fail(Failure::response_too_large, Sent::yes, "response header over 64 KiB");
-    if (ec == http::error::buffer_overflow)
-      return fail(Failure::response_too_large, Sent::yes,
-                  "response chunk extension or trailer over " + std::to_string(read_buffer_limit) + " bytes");
-    if (ec) {
-      if (!responded_ && !parser_->got_some() && buffer_.size() == 0 && resend()) return;
-      std::string cause = conn_->timed_out() ? "no complete response within request_timeout" : ec.message();
-      return fail(Failure::failed_after_send, Sent::yes, "request sent, then: " + cause);
-    }
-
-    const unsigned status = parser_->response.status;
-    // The gateway never asks for an upgrade (Upgrade is hop-by-hop and
-    // dropped), so a switch of protocols is a provider gone wrong: nothing of
-    // it is relayed, and the connection is closed.
-    if (status == 101)
-      return fail(Failure::failed_after_send, Sent::yes, "request sent, then an unrequested 101 Switching Protocols");
-    if (status >= 100 && status < 200) {  // interim, e.g. 100 Continue
-      responded_ = true;
-      // Only 100 is common; a provider that sends others (102, 103) is one
-      // whose framing the gateway trusts less, so its connection is not kept.
-      if (status != 100) odd_interim_ = true;
-      return read_response();
-    }
-
-    conn_->disarm_deadline();
-    // Reuse needs a complete response that ends by framing (not by EOF),
-    // keep-alive on both sides, no interim reply but 100, and no unread bytes behind it. Never after a
-    // HEAD: its reply announces a body that must not come, and a careless
-    // provider that sends it anyway, now or later, would have it read as the
-    // next request's reply (maybe another tenant's). Anything else closes: a
-    // new connection is cheap, a confused one is not.
-    const bool reusable = !head_ && !odd_interim_ && parser_->is_done() && parser_->keep_alive() && !close_after_ &&
-                          buffer_.size() == 0 && !conn_->timed_out() && conn_->is_open();
-    if (!reusable) conn_->close();
-
-    Result result;
-    result.response = std::move(parser_->response);
-    result.request_bytes_sent = true;
-    auto done = std::move(done_);
-    done(std::move(result), reusable ? conn_ : nullptr);
-  }
-
-  // Request::resend_if_stale, on a reused connection that failed before any
-  // byte of a response and not by the deadline: sent once more, the same
-  // bytes, on a new connection. False when it may not be.
-  bool resend() {
-    if (!may_resend_ || conn_->timed_out()) return false;
-    may_resend_ = false;
-    sent_before_ = conn_->stream().any_request_byte_sent();
-    conn_->disarm_deadline();
-    conn_->close();
-    conn_ = conn_->fresh();
-    conn_->connect(*endpoint_, [self = shared_from_this()](Failure failure, std::string detail) {
-      if (failure != Failure::none) return self->fail(failure, Sent::no, "after a kept-alive connection failed: " + detail);
-      self->start();
-    });
-    return true;
-  }
-
-  // `sent`: whether a byte of this request had left (else only an earlier
-  // attempt's may have, sent_before_).
-  enum class Sent { no, yes };
-  void fail(Failure failure, Sent sent, std::string detail) {
-    conn_->disarm_deadline();
-    conn_->close();
-    Result result;
-    result.failure = failure;
-    result.request_bytes_sent = sent == Sent::yes || sent_before_;
-    result.detail = std::move(detail);
-    auto done = std::move(done_);
-    done(std::move(result), nullptr);
-  }
-
-  std::shared_ptr<Connection> conn_;
-  const Endpoint* endpoint_;
-  bool may_resend_;           // Request::resend_if_stale on a reused connection, not yet spent
-  bool sent_before_ = false;  // a byte of the request left on the connection given up for a resend
-  bool responded_ = false;    // an interim (1xx) response came
-  bool odd_interim_ = false;  // ... one other than 100 Continue
-  bool head_;
-  std::size_t body_limit_;
-  std::chrono::milliseconds timeout_;
-  bool close_after_;        // the request asked for Connection: close
-  std::string head_bytes_;  // request line and fields, as written
-  std::string body_;
-  beast::flat_buffer buffer_{read_buffer_limit};
-  std::optional<ResponseParser> parser_;
-  ExchangeHandler done_;
-};
+// Connection::connect, awaited.
+net::awaitable<std::tuple<Failure, std::string>> connect(Connection& conn, const Endpoint& endpoint) {
+  return net::async_initiate<const net::use_awaitable_t<>&, void(Failure, std::string)>(
+      [&conn, &endpoint](auto handler) {
+        // The connect handler is a std::function, which needs a copyable callable.
+        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+        conn.connect(endpoint, [shared](Failure failure, std::string detail) {
+          std::move (*shared)(failure, std::move(detail));
+        });
+      },
+      net::use_awaitable);
+}
 
 }  // namespace
 
-void run_exchange(std::shared_ptr<Connection> conn, Request request, const Endpoint& endpoint, ConnectionUse use,
-                  ExchangeHandler done) {
-  std::make_shared<Exchange>(std::move(conn), std::move(request), endpoint, use, std::move(done))->start();
+Exchanged out_of_memory() {
+  Exchanged out;
+  out.result.failure = Failure::failed_after_send;
+  out.result.request_bytes_sent = true;
+  out.result.detail = "the exchange ran out of memory; the request may have been sent";
+  return out;
+}
+
+net::awaitable<Exchanged> exchange(std::shared_ptr<Connection> conn, Request request, const Endpoint& endpoint,
+                                   ConnectionUse use) {
+  const bool head = request.method == "HEAD";
+  const bool close_after = asks_close(request.headers);  // the request asked for Connection: close
+  // The head is serialized here (request_rules.hpp), not by Beast: the
+  // fields are written as they are, with no second copy into a Beast
+  // message; head and body go out in one gathered write.
+  const std::string head_bytes = wire_head(request, endpoint);
+  const std::string body = std::move(request.body);
+  bool may_resend = use == ConnectionUse::reused && request.resend_if_stale;  // not yet spent
+  bool sent_before = false;  // a byte of the request left on a connection given up for a resend
+
+  // `sent`: whether a byte of this attempt had left (else only an earlier
+  // attempt's may have, sent_before).
+  const auto fail = [&](Failure failure, bool sent, std::string detail) {
+    conn->disarm_deadline();
+    conn->close();
+    Exchanged out;
+    out.result.failure = failure;
+    out.result.request_bytes_sent = sent || sent_before;
+    out.result.detail = std::move(detail);
+    return out;
+  };
+  // Request::resend_if_stale, on a reused connection that failed before any
+  // byte of a response and not by the deadline: the same bytes once more,
+  // on a new connection.
+  const auto may_resend_now = [&] { return may_resend && !conn->timed_out(); };
+
+  beast::flat_buffer buffer{read_buffer_limit};
+  std::optional<ResponseParser> parser;
+  for (;;) {
+    auto& stream = conn->stream();
+    stream.start_counting();
+    conn->arm_deadline(endpoint.request_timeout);
+    // Over plain TCP the request is first written on the spot: one that fits
+    // the socket's buffer (nearly all) goes straight on to reading the
+    // response, with no completion queued in between.
+    const std::array<net::const_buffer, 2> wire{net::buffer(head_bytes), net::buffer(body)};
+    beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(wire);
+    error_code ec;
+    rest.consume(stream.write_now(wire, ec));
+    if (ec == net::error::would_block) ec = {};
+    if (!ec && beast::buffer_bytes(rest) != 0)
+      std::tie(ec, std::ignore) = co_await net::async_write(stream, rest, as_result);
+
+    bool resend = false;
+    if (ec) {
+      resend = may_resend_now();
+      if (!resend) {
+        // The counters, not the error, say whether the provider may have
+        // seen the request: the kernel may have taken part of it before the
+        // reset or the deadline.
+        std::string cause = conn->timed_out() ? "request_timeout" : ec.message();
+        if (!stream.any_request_byte_sent())
+          co_return fail(Failure::write_failed_unsent, false, "write failed before any byte was sent: " + cause);
+        co_return fail(Failure::failed_after_send, true,
+                       "write failed after " + std::to_string(stream.raw_bytes_sent()) + " bytes: " + cause);
+      }
+    }
+
+    // Interim responses (1xx), then the final one.
+    bool responded = false;    // an interim response came
+    bool odd_interim = false;  // ... one other than 100 Continue
+    while (!resend) {
+      // A fresh parser per message: limits and state never leak between
+      // responses (or from an interim 1xx into the final one).
+      parser.emplace();
+      parser->body_limit(endpoint.max_response_body);
+      parser->header_limit(header_limit);
+      if (head) parser->skip(true);
+      std::tie(ec, std::ignore) = co_await http::async_read(stream, buffer, *parser, as_result);
+      // From here on the whole request was accepted by the socket.
+      if (ec == http::error::body_limit)
+        co_return fail(Failure::response_too_large, true, "response body over max_response_body");
+      if (ec == http::error::header_limit) co_return fail(Failure::response_too_large, true, "response header over 64 KiB");
+      if (ec == http::error::buffer_overflow)
+        co_return fail(Failure::response_too_large, true,
+                       "response chunk extension or trailer over " + std::to_string(read_buffer_limit) + " bytes");
+      if (ec) {
+        resend = !responded && !parser->got_some() && buffer.size() == 0 && may_resend_now();
+        if (resend) break;
+        std::string cause = conn->timed_out() ? "no complete response within request_timeout" : ec.message();
+        co_return fail(Failure::failed_after_send, true, "request sent, then: " + cause);
+      }
+      const unsigned status = parser->response.status;
+      // The gateway never asks for an upgrade (Upgrade is hop-by-hop and
+      // dropped), so a switch of protocols is a provider gone wrong: nothing
+      // of it is relayed, and the connection is closed.
+      if (status == 101)
+        co_return fail(Failure::failed_after_send, true, "request sent, then an unrequested 101 Switching Protocols");
+      if (status >= 100 && status < 200) {  // interim, e.g. 100 Continue
+        responded = true;
+        // Only 100 is common; a provider that sends others (102, 103) is one
+        // whose framing the gateway trusts less, so its connection is not kept.
+        if (status != 100) odd_interim = true;
+        continue;
+      }
+
+      conn->disarm_deadline();
+      // Reuse needs a complete response that ends by framing (not by EOF),
+      // keep-alive on both sides, no interim reply but 100, and no unread
+      // bytes behind it. Never after a HEAD: its reply announces a body that
+      // must not come, and a careless provider that sends it anyway, now or
+      // later, would have it read as the next request's reply (maybe another
+      // tenant's). Anything else closes: a new connection is cheap, a
+      // confused one is not.
+      const bool reusable = !head && !odd_interim && parser->is_done() && parser->keep_alive() && !close_after &&
+                            buffer.size() == 0 && !conn->timed_out() && conn->is_open();
+      if (!reusable) conn->close();
+      Exchanged out;
+      out.result.response = std::move(parser->response);
+      out.result.request_bytes_sent = true;
+      if (reusable) out.reusable = std::move(conn);
+      co_return out;
+    }
+
+    // The resend: once, on a new connection.
+    may_resend = false;
+    sent_before = stream.any_request_byte_sent();
+    conn->disarm_deadline();
+    conn->close();
+    conn = conn->fresh();
+    auto [failure, detail] = co_await connect(*conn, endpoint);
+    if (failure != Failure::none) co_return fail(failure, false, "after a kept-alive connection failed: " + detail);
+  }
 }
 
 }  // namespace gw::upstream::detail

@@ -2,30 +2,40 @@
 // read one final response, and say whether the connection may be reused.
 #pragma once
 
+#include "upstream/asio_types.hpp"
 #include "upstream/client.hpp"
 
-#include <functional>
+#include <boost/asio/awaitable.hpp>
+
 #include <memory>
 
 namespace gw::upstream::detail {
 
 class Connection;
 
-// `reusable` is the connection the exchange ended on (the one it was given,
-// or the new one a resend opened), set only after a complete response with
-// keep-alive semantics on both sides and nothing unread behind it.
 // Whether a connection is new or kept alive from an exchange before.
 enum class ConnectionUse { fresh, reused };
 
-using ExchangeHandler = std::function<void(Result result, std::shared_ptr<Connection> reusable)>;
+struct Exchanged {
+  Result result;
+  // The connection the exchange ended on (the one it was given, or the new
+  // one a resend opened), set only after a complete response with keep-alive
+  // semantics on both sides and nothing unread behind it.
+  std::shared_ptr<Connection> reusable;
+};
 
-// Runs under endpoint.request_timeout (write + read) and completes on the
-// connection's io_context, never inline. `request` must have passed
-// request_problem(); `endpoint` must outlive the exchange. On any failure the
-// connection is closed; a request that reached the socket is never written a
-// second time, except once on a new connection as Request::resend_if_stale
-// allows when `use` says the connection had served an exchange before.
-void run_exchange(std::shared_ptr<Connection> conn, Request request, const Endpoint& endpoint, ConnectionUse use,
-                  ExchangeHandler done);
+// An exchange that ran out of memory midway: whether a byte of the request
+// had left is not known, so it counts as sent (a protected request is held).
+Exchanged out_of_memory();
+
+// Runs under endpoint.request_timeout (write + read), on the connection's
+// io_context: awaited by a coroutine running there. `request` must have
+// passed request_problem(); `endpoint` must outlive the exchange. On any
+// failure the connection is closed; a request that reached the socket is
+// never written a second time, except once on a new connection as
+// Request::resend_if_stale allows when `use` says the connection had served
+// an exchange before. Never throws but for memory.
+net::awaitable<Exchanged> exchange(std::shared_ptr<Connection> conn, Request request, const Endpoint& endpoint,
+                                   ConnectionUse use);
 
 }  // namespace gw::upstream::detail

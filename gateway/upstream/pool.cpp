@@ -6,10 +6,12 @@
 #include "upstream/request_rules.hpp"
 #include "upstream/tls_context.hpp"
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/context.hpp>
 
 #include <algorithm>
+#include <exception>
 #include <optional>
 
 namespace gw::upstream::detail {
@@ -148,21 +150,27 @@ void ConnectionPool::start(const std::shared_ptr<Call>& c) {
 }
 
 void ConnectionPool::run(const std::shared_ptr<Call>& c, std::shared_ptr<Connection> conn, ConnectionUse use) {
-  run_exchange(std::move(conn), std::move(c->request), c->endpoint, use,
-               [self = shared_from_this(), c](Result result, std::shared_ptr<Connection> reusable) {
-                 self->finish(c, std::move(result), std::move(reusable));
-               });
+  net::co_spawn(*c->on, exchange(std::move(conn), std::move(c->request), c->endpoint, use),
+                [self = shared_from_this(), c](std::exception_ptr error, Exchanged done) {
+                  if (error) done = out_of_memory();  // the exchange throws nothing else
+                  self->finish(c, std::move(done.result), std::move(done.reusable));
+                });
 }
 
 // On the connection's io_context, after its exchange (or its connect) ended.
 void ConnectionPool::finish(const std::shared_ptr<Call>& c, Result result, std::shared_ptr<Connection> reusable) {
+  release(*c->on, c->partition, std::move(reusable));
+  complete(*c, std::move(result));
+}
+
+void ConnectionPool::release(net::io_context& io, const std::string& partition, std::shared_ptr<Connection> reusable) {
   std::vector<std::shared_ptr<Call>> started;
   bool sweep = false;
   {
     std::lock_guard lock(mutex_);
     --busy_;
     if (reusable && !stopped_) {
-      idle_locked(*c->on, c->partition).push_back({std::move(reusable), std::chrono::steady_clock::now()});
+      idle_locked(io, partition).push_back({std::move(reusable), std::chrono::steady_clock::now()});
       sweep = !sweep_armed_;
       sweep_armed_ = true;
     }
@@ -170,8 +178,35 @@ void ConnectionPool::finish(const std::shared_ptr<Call>& c, Result result, std::
   }
   if (reusable) reusable->close();  // only left set when the pool has stopped
   if (sweep) net::post(home_, [self = shared_from_this()] { self->schedule_sweep(); });
-  complete(*c, std::move(result));
   start_elsewhere(std::move(started));
+}
+
+std::shared_ptr<Connection> ConnectionPool::take_now(net::io_context& io, const Endpoint& endpoint,
+                                                     const std::string& partition) {
+  if (endpoint.tls && !tls_context_) return nullptr;
+  std::vector<std::shared_ptr<Call>> started;
+  std::optional<IdleConnection> entry;
+  std::chrono::milliseconds retire{};
+  {
+    std::lock_guard lock(mutex_);
+    if (take_limits_locked(endpoint)) started = take_waiters_locked();  // room a raised limit made
+    // Never ahead of a waiter: the queue is first come, first served.
+    auto& idle = idle_locked(io, partition);
+    if (!stopped_ && busy_ < max_connections_ && waiters_.empty() && !idle.empty()) {
+      ++busy_;
+      entry.emplace(std::move(idle.back()));  // newest first, as take_idle()
+      idle.pop_back();
+      retire = idle_retire_;
+    }
+  }
+  start_elsewhere(std::move(started));
+  if (!entry) return nullptr;
+  if (reusable(*entry, retire)) return std::move(entry->conn);
+  entry->conn->close();
+  if (auto conn = take_idle(io, partition)) return conn;
+  // Every idle one was stale: the slot goes back, and submit() opens one.
+  release(io, partition, nullptr);
+  return nullptr;
 }
 
 void ConnectionPool::complete(Call& c, Result result) {
@@ -208,6 +243,12 @@ std::deque<ConnectionPool::IdleConnection>& ConnectionPool::idle_locked(net::io_
   return idle_.back().entries;
 }
 
+bool ConnectionPool::reusable(IdleConnection& entry, std::chrono::milliseconds retire) {
+  // Retiring well before the provider's keep-alive timeout makes the race
+  // "peer closes just as we write" (an unknown outcome) rare.
+  return std::chrono::steady_clock::now() - entry.since < retire && !entry.conn->peer_closed();
+}
+
 std::shared_ptr<Connection> ConnectionPool::take_idle(net::io_context& io, const std::string& partition) {
   // Newest first: it is the least likely to have been closed by the peer.
   // The check for a peer's close is a system call, so it is made outside
@@ -223,9 +264,7 @@ std::shared_ptr<Connection> ConnectionPool::take_idle(net::io_context& io, const
       entry.emplace(std::move(idle.back()));
       idle.pop_back();
     }
-    // Retiring well before the provider's keep-alive timeout makes the race
-    // "peer closes just as we write" (an unknown outcome) rare.
-    if (std::chrono::steady_clock::now() - entry->since >= retire || entry->conn->peer_closed()) {
+    if (!reusable(*entry, retire)) {
       entry->conn->close();
       continue;
     }

@@ -61,6 +61,15 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   // thread (the gateway's case) it starts at once; from any other, it is
   // posted there, so a connection is only ever touched on its thread.
   void submit(net::io_context& on, const Endpoint& endpoint, Request request, std::function<void(Result)> done);
+  // On `on`'s own thread, for a caller that runs the exchange itself
+  // (Client::exchange): a slot and an idle connection of `partition` opened
+  // on `on`, checked as start() checks one, when both are free now and no
+  // request waits; else null, and nothing taken. A connection returned holds
+  // a slot until release().
+  std::shared_ptr<Connection> take_now(net::io_context& io, const Endpoint& endpoint, const std::string& partition);
+  // After an exchange on a connection from take_now() (or from start()):
+  // gives its slot back, and keeps `reusable` idle for `partition` on `io`.
+  void release(net::io_context& io, const std::string& partition, std::shared_ptr<Connection> reusable);
   // Any thread: newer limits (a lower max_connections closes nothing and
   // admits new exchanges only under it; a higher one starts waiters).
   void update(const Endpoint& endpoint);
@@ -96,6 +105,10 @@ class ConnectionPool : public std::enable_shared_from_this<ConnectionPool> {
   std::vector<std::shared_ptr<Call>> take_waiters_locked();
   void start_elsewhere(std::vector<std::shared_ptr<Call>> calls);
   std::shared_ptr<Connection> take_idle(net::io_context& io, const std::string& partition);
+  // Whether an idle connection may serve another exchange: younger than
+  // `retire` and not closed or written to by the peer (a system call: made
+  // outside the lock, on a connection nobody else can take any more).
+  static bool reusable(IdleConnection& entry, std::chrono::milliseconds retire);
   // Before opening a connection for `partition`: another partition's idle one
   // to close when busy + their idle ones would pass max_connections, else null.
   std::shared_ptr<Connection> take_oldest_idle_over_limit(const std::string& partition);

@@ -5,6 +5,7 @@
 #include "core/labels.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace gw::upstream::detail {
 namespace {
@@ -46,34 +47,47 @@ bool is_framing_header(std::string_view name) {
 }
 
 std::string wire_head(const Request& request, const Endpoint& endpoint) {
-  std::string head;
-  std::size_t size = request.method.size() + request.target.size() + 64;
-  for (const auto& header : request.headers) size += header.name.size() + header.value.size() + 4;
-  head.reserve(size);
-  head += request.method;
-  head += ' ';
-  head += request.target;
-  head += " HTTP/1.1\r\n";
   const bool has_host = std::any_of(request.headers.begin(), request.headers.end(),
                                     [](const Header& h) { return iequals(h.name, "Host"); });
+  const std::string host = has_host ? std::string() : default_host(endpoint);
+  const bool length = needs_content_length(request.method, request.body.size());
+  const std::string length_digits = length ? std::to_string(request.body.size()) : std::string();
+
+  // Sized once, then each piece copied in place: a head is a dozen or more
+  // pieces, and appending them one by one checked the capacity for each.
+  std::size_t size = request.method.size() + 1 + request.target.size() + 11 + 2;
+  if (!has_host) size += 6 + host.size() + 2;
+  for (const auto& header : request.headers) size += header.name.size() + 2 + header.value.size() + 2;
+  if (length) size += 16 + length_digits.size() + 2;
+  std::string head(size, '\0');
+  char* at = head.data();
+  const auto put = [&at](std::string_view piece) {
+    std::memcpy(at, piece.data(), piece.size());
+    at += piece.size();
+  };
+  put(request.method);
+  put(" ");
+  put(request.target);
+  put(" HTTP/1.1\r\n");
   if (!has_host) {
-    head += "Host: ";
-    head += default_host(endpoint);
-    head += "\r\n";
+    put("Host: ");
+    put(host);
+    put("\r\n");
   }
   for (const auto& header : request.headers) {
     if (is_framing_header(header.name)) continue;
-    head += header.name;
-    head += ": ";
-    head += header.value;
-    head += "\r\n";
+    put(header.name);
+    put(": ");
+    put(header.value);
+    put("\r\n");
   }
-  if (needs_content_length(request.method, request.body.size())) {
-    head += "Content-Length: ";
-    head += std::to_string(request.body.size());
-    head += "\r\n";
+  if (length) {
+    put("Content-Length: ");
+    put(length_digits);
+    put("\r\n");
   }
-  head += "\r\n";
+  put("\r\n");
+  head.resize(static_cast<std::size_t>(at - head.data()));  // less the framing fields dropped
   return head;
 }
 

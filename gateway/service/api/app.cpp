@@ -123,7 +123,7 @@ void App::log_request(const Call& call, const http::Response& reply, std::chrono
 asio::awaitable<upstream::Result> App::forward(Call& call, const ProviderRoute& provider,
                                                upstream::Request request) {
   const auto started = std::chrono::steady_clock::now();
-  auto result = co_await exchange(*deps_.upstream, provider.endpoint, std::move(request));
+  auto result = co_await deps_.upstream->exchange(provider.endpoint, std::move(request));
   const auto took = std::chrono::steady_clock::now() - started;
   call.upstream_time += took;
   if (result.response) call.provider_status = result.response->status;

@@ -142,8 +142,9 @@ http::Fields upstream_headers(const http::Fields& agent, const ProviderConfig& p
     out.emplace_back("traceparent", std::move(*context.traceparent));
     if (context.tracestate) out.emplace_back("tracestate", std::move(*context.tracestate));
   }
-  const bool with_host =
-      context.host && !context.host->empty() && context.host->find_first_of("\";,") == std::string::npos;
+  const bool with_host = context.host && !context.host->empty() &&
+                         std::none_of(context.host->begin(), context.host->end(),
+                                      [](char c) { return c == '"' || c == ';' || c == ','; });
   const auto agent_address = forwarded_for(context.remote);
   std::string forwarded;
   forwarded.reserve(32 + agent_address.size() + (with_host ? context.host->size() : 0));  // one allocation

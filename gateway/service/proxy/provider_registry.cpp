@@ -1,11 +1,5 @@
 #include "service/proxy/provider_registry.hpp"
 
-#include "service/db/resume.hpp"
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/any_io_executor.hpp>
-
 namespace gw {
 
 namespace {
@@ -47,25 +41,6 @@ void LiveProviders::replace(const Config& config) {
   // a raised limit starts their queued requests now.
   if (upstream_)
     for (const auto& [name, route] : next->routes) upstream_->update(route.endpoint);
-}
-
-boost::asio::awaitable<upstream::Result> exchange(upstream::Client& client, const upstream::Endpoint& endpoint,
-                                                  upstream::Request request) {
-  return resume_on<upstream::Result>([&client, &endpoint, request = std::move(request)](
-                                         const asio::any_io_executor& executor,
-                                         std::function<void(upstream::Result)> done) mutable {
-    // On the io_context the awaiting coroutine runs on, so the exchange and
-    // its reply stay on this thread (each I/O thread has its own io_context).
-    asio::io_context* io = nullptr;
-    if (const auto* strand = executor.target<asio::strand<asio::io_context::executor_type>>())
-      io = &strand->get_inner_executor().context();
-    else if (const auto* plain = executor.target<asio::io_context::executor_type>())
-      io = &plain->context();
-    if (io)
-      client.send(*io, endpoint, std::move(request), std::move(done));
-    else
-      client.send(endpoint, std::move(request), std::move(done));
-  });
 }
 
 }  // namespace gw

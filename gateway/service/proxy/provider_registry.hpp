@@ -8,8 +8,6 @@
 #include "config/config.hpp"
 #include "upstream/client.hpp"
 
-#include <boost/asio/awaitable.hpp>
-
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -61,10 +59,5 @@ class LiveProviders {
   std::uint64_t generation_ = 1;    // under replacing_
   std::atomic<std::shared_ptr<const ProviderSet>> current_;
 };
-
-// One exchange through the upstream client, awaited: the coroutine resumes
-// on its own executor with the result.
-boost::asio::awaitable<upstream::Result> exchange(upstream::Client& client, const upstream::Endpoint& endpoint,
-                                                  upstream::Request request);
 
 }  // namespace gw

@@ -103,7 +103,7 @@ asio::awaitable<LookupReport> Reconciler::look_up(DueLookup due) {
         lookup.method, lookup_target(provider.base_path, lookup.path, due.upstream_key),
         upstream_headers({}, provider, *credential, {request_id, "", std::nullopt}, std::nullopt), ""};
     request.partition = due.scope.tenant;  // the tenant's credential: the tenant's connections
-    result = co_await exchange(upstream_, route.endpoint, std::move(request));
+    result = co_await upstream_.exchange(route.endpoint, std::move(request));
     failure = upstream::to_string(result.failure);
   }
 
