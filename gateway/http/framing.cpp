@@ -13,6 +13,23 @@ constexpr std::array<FieldName, 9> singletons{
     FieldName::fence_grant,    FieldName::idempotency_key, FieldName::expected_version,
     FieldName::content_type,   FieldName::expect,       FieldName::x_request_id};
 
+// What an override header overrides, or null. Refused in any spelling a
+// server behind us may fold to the same name (X_HTTP_Method too).
+const char* overridden(FieldName name) {
+  switch (name) {
+    case FieldName::x_http_method_override:
+    case FieldName::x_http_method:
+    case FieldName::x_method_override:
+      return "method";
+    // IIS, Symfony, Zend and Laminas route by these instead of the request line.
+    case FieldName::x_original_url:
+    case FieldName::x_rewrite_url:
+      return "target";
+    default:
+      return nullptr;
+  }
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -33,26 +50,12 @@ std::optional<std::string> head_problem(std::string_view target, const Fields& h
   const char* override_kind = nullptr;
   for (const auto& [k, v] : headers) {
     const auto field = classify_field(k);
-    switch (field.name) {
-      // In any spelling a server behind us may fold to the same name (X_HTTP_Method too).
-      case FieldName::x_http_method_override:
-      case FieldName::x_http_method:
-      case FieldName::x_method_override:
-        if (!override_name) {
-          override_name = &k;
-          override_kind = "method";
-        }
-        continue;
-      // IIS, Symfony, Zend and Laminas route by these instead of the request line.
-      case FieldName::x_original_url:
-      case FieldName::x_rewrite_url:
-        if (!override_name) {
-          override_name = &k;
-          override_kind = "target";
-        }
-        continue;
-      default:
-        break;
+    if (const char* kind = overridden(field.name)) {
+      if (!override_name) {
+        override_name = &k;
+        override_kind = kind;
+      }
+      continue;
     }
     const auto exact = field.exact();
     ++seen[static_cast<std::size_t>(exact)];
