@@ -11,6 +11,8 @@
 #include "service/ops/request_log.hpp"
 #include "service/api/route_table.hpp"
 
+#include <algorithm>
+
 namespace gw {
 
 App::App(Deps deps)
@@ -155,15 +157,32 @@ std::optional<http::Response> App::screen(const http::Request& head) {
 }
 
 const App::Route* App::match_route(const std::vector<std::string>& segments) {
-  // Split once: every request is matched against the whole table.
-  static const auto parts = [] {
-    std::vector<std::vector<std::string_view>> out;
-    for (const auto& route : routes()) out.push_back(template_parts(route));
+  // Split once, and indexed by how many segments a path has: every request
+  // is matched, and only the few templates of its length (in table order, so
+  // the first match is the table's first) are compared.
+  struct Index {
+    std::vector<std::vector<std::string_view>> parts;  // by route
+    std::vector<std::vector<std::size_t>> by_length;   // the routes a path of n segments may match
+  };
+  static const Index index = [] {
+    Index out;
+    const auto table = routes();
+    std::size_t longest = 0;
+    for (const auto& route : table) {
+      out.parts.push_back(template_parts(route));
+      longest = std::max(longest, out.parts.back().size());
+    }
+    // The last entry serves every longer path: only `rest` templates match one.
+    out.by_length.resize(longest + 2);
+    for (std::size_t n = 0; n < out.by_length.size(); ++n)
+      for (std::size_t i = 0; i < table.size(); ++i)
+        if (table[i].rest ? out.parts[i].size() <= n : out.parts[i].size() == n) out.by_length[n].push_back(i);
     return out;
   }();
   const auto table = routes();
-  for (std::size_t i = 0; i < table.size(); ++i)
-    if (matches_parts(parts[i], table[i].rest, segments)) return &table[i];
+  const auto& candidates = index.by_length[std::min(segments.size(), index.by_length.size() - 1)];
+  for (const std::size_t i : candidates)
+    if (matches_parts(index.parts[i], table[i].rest, segments)) return &table[i];
   return nullptr;
 }
 
