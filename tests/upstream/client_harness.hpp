@@ -10,6 +10,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include <doctest/doctest.h>
 

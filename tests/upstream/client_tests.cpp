@@ -153,6 +153,50 @@ TEST_CASE("an idle pooled connection the provider closed is detected and replace
   CHECK(server.connections() == 2);
 }
 
+TEST_CASE("a stale idle connection gives its slot back: with one connection allowed, every later request goes out") {
+  // Each connection serves one request and is then closed by the provider,
+  // once the client has read the reply: every reuse finds a closed idle
+  // connection, gives it up and must return its slot before opening a new
+  // one. A slot kept would leave the next request waiting for the only one.
+  std::atomic<int> closed{0};
+  TestServer server([&](ServerSession& s) {
+    if (!s.read_request()) return;
+    s.write(reply(200, "ok"));
+    s.close();
+    ++closed;
+  });
+  Harness h;
+  auto e = local(server);
+  e.max_connections = 1;
+  e.queue_timeout = 2s;  // a kept slot fails the request as queue_timeout
+  for (int i = 1; i <= 4; ++i) {
+    CAPTURE(i);
+    check_success(h.send(e, get()), 200);
+    eventually([&] { return closed.load() == i; });
+    std::this_thread::sleep_for(50ms);  // let the FIN cross loopback
+  }
+  CHECK(server.connections() == 4);
+}
+
+TEST_CASE("Client::exchange from a coroutine whose executor is no io_context's: sent on the client's own") {
+  TestServer server(answer_all(reply(200, "ok")));
+  Harness h;
+  auto e = local(server);
+  net::thread_pool pool(1);
+  std::promise<std::pair<Result, bool>> promise;
+  auto future = promise.get_future();
+  net::co_spawn(pool, h.client().exchange(e, get()), [&](std::exception_ptr error, Result r) {
+    REQUIRE_FALSE(error);
+    // Resumed on its own executor, not on the client's io_context.
+    promise.set_value({std::move(r), pool.get_executor().running_in_this_thread()});
+  });
+  REQUIRE(future.wait_for(60s) == std::future_status::ready);
+  auto [result, on_own_executor] = future.get();
+  check_success(result, 200);
+  CHECK(on_own_executor);
+  pool.join();
+}
+
 Request resendable_get() {
   Request r = get();
   r.resend_if_stale = true;
