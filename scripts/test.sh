@@ -31,6 +31,12 @@ phase_done() { timings+=("$1 $((SECONDS - phase_start))s"); phase_start=$SECONDS
 
 scripts/deps.sh
 phase_done deps
+# The tests build the release tree without profile feedback (scripts/pgo.sh): a profile changes
+# how the same code is laid out and inlined, not what it does, and its instrumented second build
+# and training run were a third of a cold CI's build. bench/run.sh and scripts/run.sh build with
+# it. Exported, so every script below that builds (run.sh, ha.sh, the bench smoke) reuses the
+# same tree rather than train and recompile it. GATEWAY_PGO=1 scripts/test.sh tests the profiled build.
+export GATEWAY_PGO=${GATEWAY_PGO:-0}
 # Just installed or checked: build.sh need not check again (fuzz.sh still checks its own).
 GATEWAY_SKIP_DEPS=1 scripts/build.sh "$which"
 phase_done build
