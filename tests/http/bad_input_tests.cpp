@@ -1,5 +1,6 @@
 // Bad input gets a clear error and changes nothing.
 #include "support/gateway_fixture.hpp"
+#include "support/raw_http.hpp"
 
 #include <doctest/doctest.h>
 
@@ -23,17 +24,9 @@ void expect(const Reply& r, unsigned status, const std::string& code, const std:
   if (!detail_has.empty()) CHECK(r.json()["detail"].get<std::string>().find(detail_has) != std::string::npos);
 }
 
-std::string tasks(Gateway& g) { return g.db().scalar("SELECT count(*) FROM tasks"); }
-
 // The test config's limits (gateway_fixture.cpp).
 constexpr std::size_t body_limit = 65536;
 constexpr std::size_t header_limit = 8192;
-
-// Idle keep-alive connections stay open far longer than any client
-// deadline here, so an EOF can only be the gateway's deliberate close.
-GatewayOptions long_idle() {
-  return {.manual_clock = true, .edit = [](nlohmann::json& c) { c["http"]["idle_timeout_ms"] = 600000; }};
-}
 
 // A valid claim body of exactly `size` bytes (JSON whitespace as padding).
 std::string padded_claim_body(std::size_t size) {
@@ -87,7 +80,7 @@ TEST_CASE("bad input: malformed JSON, wrong types, missing and unknown fields") 
   expect(post_raw(g, claim, R"({"owner":"a","lease_ms":10,"extra":1})"), 400, "invalid_request", "'extra'");
   expect(post_raw(g, claim, R"({"owner":7,"lease_ms":10})"), 400, "invalid_request", "'owner'");
   expect(post_raw(g, claim, R"({"owner":null,"lease_ms":10})"), 400, "invalid_request", "'owner'");
-  CHECK(tasks(g) == "0");
+  CHECK(task_count(g) == "0");
 }
 
 TEST_CASE("bad input: labels and integers at and past their limits") {
@@ -103,11 +96,11 @@ TEST_CASE("bad input: labels and integers at and past their limits") {
     expect(post_raw(g, claim, std::string(R"({"owner":"a","lease_ms":)") + lease + "}"), 400, "invalid_request",
            "'lease_ms'");
   }
-  CHECK(tasks(g) == "0");
+  CHECK(task_count(g) == "0");
   // At the limits: an 80-character owner, and a lease whose end would pass 2^63-1.
   expect(post_raw(g, claim, json{{"owner", std::string(80, 'o')}, {"lease_ms", 9223372036854775807LL}}.dump()), 400,
          "invalid_request");
-  CHECK(tasks(g) == "0");
+  CHECK(task_count(g) == "0");
   expect(post_raw(g, claim, json{{"owner", std::string(80, 'o')}, {"lease_ms", 10}}.dump()), 200, "granted");
 }
 
@@ -121,14 +114,14 @@ TEST_CASE("bad input: missing, malformed and unknown bearer tokens are unauthent
   expect(g.client().request("POST", claim, {{"Authorization", "Basic abc"}}, body), 401, "unauthenticated");
   expect(g.client().request("POST", claim, {{"Authorization", "Bearer"}}, body), 401, "unauthenticated");
   expect(post_raw(g, claim, body, "wrong-token"), 401, "unauthenticated");
-  CHECK(tasks(g) == "0");
+  CHECK(task_count(g) == "0");
 }
 
 TEST_CASE("bad input: an operator token cannot act as an agent") {
   Gateway g;
   expect(post_raw(g, task_path("tenant-a", "task-a", "claim"), R"({"owner":"a","lease_ms":10})", operator_token), 403,
          "forbidden");
-  CHECK(tasks(g) == "0");
+  CHECK(task_count(g) == "0");
 }
 
 TEST_CASE("bad input: unknown routes are not_found, wrong methods method_not_allowed") {
@@ -158,7 +151,7 @@ TEST_CASE("bad input: oversized bodies and headers are payload_too_large") {
   std::string chunk(40000, 'x');
   auto raw = HttpClient(g.port()).raw(claim_request(claim, "Transfer-Encoding: chunked\r\n", chunked(chunk + chunk)));
   CHECK(raw.bytes.rfind("HTTP/1.1 413", 0) == 0);
-  CHECK(tasks(g) == "0");
+  CHECK(task_count(g) == "0");
 }
 
 TEST_CASE("bad input: max_body_bytes at its edge, with Content-Length and chunked") {
@@ -177,11 +170,11 @@ TEST_CASE("bad input: max_body_bytes at its edge, with Content-Length and chunke
     auto over = HttpClient(g.port(), std::chrono::seconds(20)).raw(framing(padded_claim_body(body_limit + 1)));
     CHECK(over.bytes.rfind("HTTP/1.1 413", 0) == 0);
     CHECK(over.bytes.find("Gateway-Status: payload_too_large") != std::string::npos);
-    CHECK(tasks(g) == std::to_string(granted));
+    CHECK(task_count(g) == std::to_string(granted));
     auto at = HttpClient(g.port(), std::chrono::seconds(20)).raw(framing(padded_claim_body(body_limit)));
     CHECK(at.bytes.rfind("HTTP/1.1 200", 0) == 0);
     CHECK(at.bytes.find("Gateway-Status: granted") != std::string::npos);
-    CHECK(tasks(g) == std::to_string(++granted));
+    CHECK(task_count(g) == std::to_string(++granted));
   }
 }
 
@@ -202,24 +195,24 @@ TEST_CASE("bad input: max_header_bytes at its edge") {
   // The whole head, request line through the blank line, exactly the limit.
   auto whole = send("whole-head", header_limit - before_pad);
   CHECK(whole.bytes.rfind("HTTP/1.1 200", 0) == 0);
-  CHECK(tasks(g) == "1");
+  CHECK(task_count(g) == "1");
 
   auto just_over = send("whole-head-over", header_limit - before_pad + 1);
   CHECK(just_over.bytes.rfind("HTTP/1.1 413", 0) == 0);
   CHECK(just_over.closed_by_peer);
-  CHECK(tasks(g) == "1");
+  CHECK(task_count(g) == "1");
 
   // A single field line as long as the limit: the head around it is over.
   auto at = send("pad-at-limit", header_limit);
   CHECK(at.bytes.rfind("HTTP/1.1 413", 0) == 0);
-  CHECK(tasks(g) == "1");
+  CHECK(task_count(g) == "1");
 
   auto over = send("pad-over-limit", header_limit + 1);
   CHECK(over.bytes.rfind("HTTP/1.1 413", 0) == 0);
   CHECK(over.bytes.find("Gateway-Status: payload_too_large") != std::string::npos);
   CHECK(over.closed_by_peer);
   CHECK_FALSE(over.timed_out);
-  CHECK(tasks(g) == "1");
+  CHECK(task_count(g) == "1");
 }
 
 TEST_CASE("bad input: after a 413 or a 400 the connection closes and a pipelined request is not processed") {
@@ -248,12 +241,12 @@ TEST_CASE("bad input: after a 413 or a 400 the connection closes and a pipelined
     CHECK_FALSE(r.timed_out);
     // One reply only: the pipelined claim was never read as a request.
     CHECK(r.bytes.find("HTTP/1.1 ", 1) == std::string::npos);
-    CHECK(tasks(g) == "0");
+    CHECK(task_count(g) == "0");
   }
   // The same pipelined claim on its own is served: it was the close that stopped it.
   auto alone = HttpClient(g.port(), std::chrono::seconds(20)).raw(next + "GARBAGE\r\n\r\n");
   CHECK(alone.bytes.rfind("HTTP/1.1 200", 0) == 0);
-  CHECK(tasks(g) == "1");
+  CHECK(task_count(g) == "1");
 }
 
 TEST_CASE("bad input: a malformed HTTP request gets 400 and the connection closes") {
@@ -284,7 +277,7 @@ TEST_CASE("bad input: a body with a member twice is refused and changes nothing"
     CAPTURE(body);
     expect(post_raw(g, claim, body), 400, "invalid_request", "member twice");
   }
-  CHECK(tasks(g) == "0");
+  CHECK(task_count(g) == "0");
 }
 
 TEST_CASE("bad input: a lease longer than leases.max_lease_ms is refused at claim and at renew") {
@@ -292,7 +285,7 @@ TEST_CASE("bad input: a lease longer than leases.max_lease_ms is refused at clai
   g.set_clock(0);
   const auto claim = task_path("tenant-a", "task-a", "claim");
   expect(post_raw(g, claim, R"({"owner":"a","lease_ms":60001})"), 400, "invalid_request", "'lease_ms' must be an integer from 1 to 60000");
-  CHECK(tasks(g) == "0");
+  CHECK(task_count(g) == "0");
   auto granted = post_raw(g, claim, R"({"owner":"a","lease_ms":60000})");
   REQUIRE(granted.status == 200);
   CHECK(granted.json()["grant"]["expires_at_ms"] == 60000);

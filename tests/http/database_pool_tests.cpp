@@ -45,7 +45,6 @@ bool queued(const Gateway& g, int n) {
   return m.find("\ngateway_db_pool_queued " + std::to_string(n) + "\n") != std::string::npos;
 }
 
-const nlohmann::json claim_body{{"owner", "o"}, {"lease_ms", 60000}};
 
 // A claim of `task` by agent A, on a thread of `workers`; the reply lands in
 // `reply` and `done` turns true.
@@ -53,7 +52,7 @@ void claim_in_background(Workers& workers, const Gateway& g, const std::string& 
                          std::atomic<bool>& done) {
   workers.spawn([&g, task, &reply, &done] {
     HttpClient client(g.port(), std::chrono::seconds(120));
-    reply = client.post_json(task_path("tenant-a", task, "claim"), claim_body, agent_a);
+    reply = client.post_json(task_path("tenant-a", task, "claim"), minute_claim, agent_a);
     done = true;
   });
 }
@@ -79,7 +78,7 @@ TEST_CASE("database pool: a request beyond queue_limit is refused at once with a
 
   // Answered while the lock is still held: it never waited for the worker.
   auto refused = HttpClient(g.port(), std::chrono::seconds(120))
-                     .post_json(task_path("tenant-a", "task-3", "claim"), claim_body, agent_a);
+                     .post_json(task_path("tenant-a", "task-3", "claim"), minute_claim, agent_a);
   check_problem(refused, 503, "authority_unavailable");
   CHECK(refused.header("Retry-After") == "1");
   CHECK_FALSE(done[0]);

@@ -55,7 +55,6 @@ GatewayOptions one_worker(int direct, std::function<void(nlohmann::json&)> more 
   return options;
 }
 
-const nlohmann::json claim_body{{"owner", "o"}, {"lease_ms", 60000}};
 
 std::string direct_backends(const Gateway& g, const std::string& where = "true") {
   return g.db().scalar(
@@ -120,7 +119,7 @@ struct LentShelf {
   void claim(std::size_t i, const std::string& task) {
     claims.spawn([this, i, task] {
       claimed[i] = HttpClient(g.port(), std::chrono::seconds(120))
-                       .post_json(task_path("tenant-a", task, "claim"), claim_body, agent_a);
+                       .post_json(task_path("tenant-a", task, "claim"), minute_claim, agent_a);
       done[i] = true;
     });
   }
@@ -161,7 +160,7 @@ TEST_CASE("direct decisions: a fresh claim past the last epoch is epoch_exhauste
   const auto before = metric(g, "gateway_db_direct_decisions_total");
   // The sequence errors out inside the statement sent on the direct
   // connection: that SQLSTATE is the claim's answer, as on a worker.
-  auto over = g.client().post_json(task_path("tenant-a", "over", "claim"), claim_body, agent_a);
+  auto over = g.client().post_json(task_path("tenant-a", "over", "claim"), minute_claim, agent_a);
   check_problem(over, 409, "epoch_exhausted");
   CHECK(metric(g, "gateway_db_direct_decisions_total") == before + 1);
   CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'over'") == "0");
@@ -184,7 +183,7 @@ TEST_CASE("direct decisions: a direct connection the database closed while idle 
       "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'write-gateway-direct'"
       " AND datname = current_database()");
   REQUIRE(eventually([&] { return direct_backends(g) == "0"; }));
-  auto r = g.client().post_json(task_path("tenant-a", "after-kill", "claim"), claim_body, agent_a);
+  auto r = g.client().post_json(task_path("tenant-a", "after-kill", "claim"), minute_claim, agent_a);
   CHECK(r.code() == "granted");
   CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'after-kill'") == "1");
   // The lane replaces it, and decides directly again.
@@ -207,7 +206,7 @@ TEST_CASE("direct decisions: a fresh claim whose connection is cut mid-statement
     TasksLock lock(g.db().url());
     claim.spawn([&] {
       reply = HttpClient(g.port(), std::chrono::seconds(120))
-                  .post_json(task_path("tenant-a", "cut", "claim"), claim_body, agent_a);
+                  .post_json(task_path("tenant-a", "cut", "claim"), minute_claim, agent_a);
       done = true;
     });
     // Sent on the direct connection, which now waits for the test's lock.
@@ -298,7 +297,7 @@ TEST_CASE("direct decisions: with shared commits off, a free direct connection d
   // Answered while the worker is still blocked (with the old rule it would
   // queue behind the renews until the client gives up).
   auto fresh = HttpClient(g.port(), std::chrono::seconds(30))
-                   .post_json(task_path("tenant-a", "fresh", "claim"), claim_body, agent_a);
+                   .post_json(task_path("tenant-a", "fresh", "claim"), minute_claim, agent_a);
   CHECK(fresh.code() == "granted");
   CHECK(metric(g, "gateway_db_direct_decisions_total") == before + 1);
   CHECK_FALSE(done[0]);
@@ -435,7 +434,7 @@ TEST_CASE("direct decisions: the I/O threads share one budget of connections: a 
   Workers waiting;
   waiting.spawn([&] {
     blocked = HttpClient(g.port(), std::chrono::seconds(120))
-                  .post_json(task_path("tenant-a", "first", "claim"), claim_body, agent_a);
+                  .post_json(task_path("tenant-a", "first", "claim"), minute_claim, agent_a);
   });
   REQUIRE(eventually([&] { return direct_backends(g, "wait_event_type = 'Lock'") == "1"; }));
   // ...a second claim finds none free: the thread opens the budget's second

@@ -3,6 +3,7 @@
 // closes, and the request hidden after it never runs (checked in the
 // database, not only in the reply).
 #include "support/gateway_fixture.hpp"
+#include "support/raw_http.hpp"
 
 #include <doctest/doctest.h>
 
@@ -13,21 +14,13 @@ using namespace gw::test;
 
 namespace {
 
-std::string tasks(Gateway& g) { return g.db().scalar("SELECT count(*) FROM tasks"); }
-
-// Idle keep-alive connections outlive any client deadline here, so an EOF
-// can only be the gateway's deliberate close.
-GatewayOptions long_idle() {
-  return {.manual_clock = true, .edit = [](nlohmann::json& c) { c["http"]["idle_timeout_ms"] = 600000; }};
-}
-
-const std::string claim_body = R"({"owner":"a","lease_ms":10})";
+const std::string raw_claim_body = R"({"owner":"a","lease_ms":10})";
 
 // A complete claim of `task` by agent A, as raw bytes.
 std::string claim(const std::string& task, const std::string& extra_fields = "") {
   return "POST " + task_path("tenant-a", task, "claim") + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-         agent_a + "\r\nContent-Length: " + std::to_string(claim_body.size()) + "\r\n" + extra_fields + "\r\n" +
-         claim_body;
+         agent_a + "\r\nContent-Length: " + std::to_string(raw_claim_body.size()) + "\r\n" + extra_fields + "\r\n" +
+         raw_claim_body;
 }
 
 }  // namespace
@@ -51,13 +44,13 @@ TEST_CASE("framing: a Transfer-Encoding that does not end in chunked is 400, and
     CHECK_FALSE(r.timed_out);
     CHECK(r.bytes.find("HTTP/1.1 ", 1) == std::string::npos);  // one reply only
   }
-  CHECK(tasks(g) == "0");
+  CHECK(task_count(g) == "0");
 }
 
 TEST_CASE("framing: Transfer-Encoding twice, or with Content-Length, is 400 and closes") {
   Gateway g(long_idle());
   g.set_clock(0);
-  const std::string chunked_claim = "1b\r\n" + claim_body + "\r\n0\r\n\r\n";
+  const std::string chunked_claim = "1b\r\n" + raw_claim_body + "\r\n0\r\n\r\n";
   for (const std::string fields : {"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
                                    "Transfer-Encoding: chunked\r\nContent-Length: 40\r\n"}) {
     CAPTURE(fields);
@@ -68,14 +61,14 @@ TEST_CASE("framing: Transfer-Encoding twice, or with Content-Length, is 400 and 
     CHECK(r.closed_by_peer);
     CHECK(r.bytes.find("HTTP/1.1 ", 1) == std::string::npos);
   }
-  CHECK(tasks(g) == "0");
+  CHECK(task_count(g) == "0");
   // Plain chunked is still served.
   auto ok = HttpClient(g.port(), std::chrono::seconds(20))
                 .raw("POST " + task_path("tenant-a", "chunked", "claim") +
                      " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer " + agent_a +
                      "\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked_claim);
   CHECK(ok.bytes.rfind("HTTP/1.1 200", 0) == 0);
-  CHECK(tasks(g) == "1");
+  CHECK(task_count(g) == "1");
 }
 
 TEST_CASE("framing: a singleton header sent twice is 400, whichever copy a reader would take") {
@@ -93,7 +86,7 @@ TEST_CASE("framing: a singleton header sent twice is 400, whichever copy a reade
     CHECK(r.bytes.find("must appear at most once") != std::string::npos);
     CHECK(r.closed_by_peer);
   }
-  CHECK(tasks(g) == "0");
+  CHECK(task_count(g) == "0");
 }
 
 TEST_CASE("framing: method-override headers are refused, never passed on") {
@@ -105,7 +98,7 @@ TEST_CASE("framing: method-override headers are refused, never passed on") {
     CHECK(r.bytes.rfind("HTTP/1.1 400", 0) == 0);
     CHECK(r.bytes.find("method-override") != std::string::npos);
   }
-  CHECK(tasks(g) == "0");
+  CHECK(task_count(g) == "0");
 }
 
 TEST_CASE("framing: request-target bytes outside visible ASCII are 400, never a 500") {
@@ -126,7 +119,7 @@ TEST_CASE("Expect 100-continue: no 100 before the head passes authentication, ro
   g.set_clock(0);
   const auto head = [](const std::string& target, const std::string& token, const std::string& method = "POST") {
     return method + " " + target + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
-           "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(claim_body.size()) +
+           "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(raw_claim_body.size()) +
            "\r\nExpect: 100-continue\r\n\r\n";
   };
   struct Case {
@@ -161,7 +154,7 @@ TEST_CASE("Expect 100-continue: no 100 before the head passes authentication, ro
   // Connection: close, so the reply ends the read instead of the timeout.
   auto whole_head = head(task_path("tenant-a", "whole", "claim"), agent_a);
   whole_head.insert(whole_head.size() - 2, "Connection: close\r\n");
-  auto whole = HttpClient(g.port(), std::chrono::seconds(20)).raw(whole_head + claim_body);
+  auto whole = HttpClient(g.port(), std::chrono::seconds(20)).raw(whole_head + raw_claim_body);
   CHECK(whole.bytes.rfind("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200", 0) == 0);
-  CHECK(tasks(g) == "1");
+  CHECK(task_count(g) == "1");
 }

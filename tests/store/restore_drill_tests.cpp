@@ -44,8 +44,8 @@ int run(const std::vector<std::string>& argv) {
 }
 
 // The stores of one gateway on one database, under the manual clock.
-struct Gateway {
-  explicit Gateway(const std::string& url) : options{url} {}
+struct RestoredGateway {
+  explicit RestoredGateway(const std::string& url) : options{url} {}
   void at(std::int64_t now) { REQUIRE(authority.set_manual_clock(session, now) == Code::ok); }
   ClaimResult claim(const std::string& task, const std::string& owner) {
     return authority.claim(session, {"tenant-a", task}, owner, 1'000'000);
@@ -88,7 +88,7 @@ TEST_CASE("restore drill: after restoring a backup and rotating the realm, no gr
     pqxx::connection c(restored.url());
     gw::migrate(c);  // the gateway accepts the restored schema as its own
   }
-  Gateway g(restored.url());
+  RestoredGateway g(restored.url());
   g.at(40);
   // Why the rotation is needed: the restored database still honours grants
   // issued before the backup, and its epoch sequence is behind grants

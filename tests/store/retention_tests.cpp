@@ -39,7 +39,7 @@ struct Retention {
   RetentionStore retention{f.clock};
 };
 
-WebhookRules demo_rules() {
+WebhookRules success_rules() {
   WebhookRules rules;
   rules.key_pointer = "/idempotency_key";
   rules.outcome_pointer = "/status";
@@ -214,7 +214,7 @@ TEST_CASE("retention: evidence and the webhook matched to an operation go with i
   std::string key = r.scalar("SELECT upstream_key FROM operations");
 
   WebhookStore webhooks(r.f.clock);
-  auto rules = demo_rules();
+  auto rules = success_rules();
   r.f.at(20);
   auto hook = webhooks.accept(r.f.session,
                               {"booking", "msg_1", 1700000000, R"({"idempotency_key":")" + key + R"(","status":201})"},
@@ -259,7 +259,7 @@ TEST_CASE("retention: unmatched webhook deliveries go after their age, matched o
   r.settle(grant, {"tenant-a", "task-a", "op-a", "v", 0}, OperationState::unknown, 10);
   std::string key = r.scalar("SELECT upstream_key FROM operations");
   WebhookStore webhooks(r.f.clock);
-  auto rules = demo_rules();
+  auto rules = success_rules();
   r.f.at(20);
   REQUIRE(webhooks.accept(r.f.session, {"booking", "msg_matched", 1700000000,
                                         R"({"idempotency_key":")" + key + R"("})"},

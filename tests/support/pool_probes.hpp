@@ -11,6 +11,9 @@
 
 namespace gw::test {
 
+// A claim by owner "o" for a minute: long enough to outlast any test here.
+inline const nlohmann::json minute_claim{{"owner", "o"}, {"lease_ms", 60000}};
+
 // LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE, held by an open transaction
 // until release() (or destruction, so a failing test never leaves the
 // gateway's connection blocked).
