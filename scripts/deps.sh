@@ -24,9 +24,11 @@ build_packages=(
 # screenshots have glyphs; zlib1g-dev: those tests decode the PNGs.
 # patroni, etcd-server, etcd-client: the local HA stack and its drill (scripts/ha.sh); iptables:
 # its partition drill drops a node's packets on lo (skipped where the container may not).
+# clang-19, libclang-rt-19-dev (its sanitizer runtimes and libFuzzer) and llvm-19 (the
+# symbolizer): the asan tree and the fuzz tree compile with clang (scripts/build.sh says why).
 # Node.js and npm are checked by command, below the list.
 test_packages=(
-  ccache postgresql-15 openssl curl procps iproute2
+  ccache postgresql-15 openssl curl procps iproute2 clang-19 libclang-rt-19-dev llvm-19
   chromium fonts-dejavu-core zlib1g-dev python3 python3-yaml
   patroni etcd-server etcd-client iptables
 )

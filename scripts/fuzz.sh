@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer harnesses (tests/fuzz, docs/fuzzing.md):
 #   scripts/fuzz.sh [seconds-per-harness]   (default 15)
-# Configures build/fuzz with clang 14 (-DGATEWAY_FUZZ=ON: ASan + UBSan + coverage feedback), builds
+# Configures build/fuzz with clang 19 (-DGATEWAY_FUZZ=ON: ASan + UBSan + coverage feedback), builds
 # it, then runs each harness for that long over a copy of its seed corpus, as many at once as there
 # are cores (FUZZ_JOBS). Prints one summary line
 # per harness and exits non-zero if any of them crashed (or failed to run). Crash inputs are kept
@@ -19,24 +19,9 @@ esac
 
 scripts/deps.sh
 
-# clang-14 compiles; libclang-rt-14-dev holds the libFuzzer that -fsanitize=fuzzer links
-# (libclang_rt.fuzzer-x86_64.a) and the sanitizer runtimes (Debian's libfuzzer-14-dev is a
-# separate libFuzzer.a for -lFuzzer, not needed); llvm-14 has the symbolizer that turns a crash's
-# stack into file:line.
-fuzz_packages=(clang-14 libclang-rt-14-dev llvm-14)
-if [ "${GATEWAY_SKIP_DEPS:-0}" != 1 ]; then
-  missing=()
-  for pkg in "${fuzz_packages[@]}"; do
-    [ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null || true)" = "ii " ] || missing+=("$pkg")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo "fuzz.sh: installing ${missing[*]}" >&2
-    sudo=()
-    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-    "${sudo[@]}" apt-get update -q
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
-  fi
-fi
+# deps.sh installs what this needs beyond the gateway's build: clang-19, libclang-rt-19-dev (the
+# libFuzzer that -fsanitize=fuzzer links, libclang_rt.fuzzer-x86_64.a, and the sanitizer
+# runtimes) and llvm-19 (the symbolizer that turns a crash's stack into file:line).
 
 # The same ccache setup as scripts/build.sh: one per-user cache for every checkout.
 export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache}
@@ -48,11 +33,12 @@ dir=build/fuzz
 rm -f "$dir/summary.txt"  # scripts/test.sh reads it: never last run's
 # -O1 with line tables: fast enough to fuzz, and every report has file:line. Debug, not Release:
 # the project's assert()s stay in.
-flags=(-DGATEWAY_FUZZ=ON -DGATEWAY_WERROR=ON -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=Debug
+flags=(-DGATEWAY_FUZZ=ON -DGATEWAY_WERROR=ON -DCMAKE_CXX_COMPILER=clang++-19 -DCMAKE_BUILD_TYPE=Debug
        "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1")
 # Configure once, and again whenever the flags above change (as scripts/build.sh does).
 stamp=$dir/.configured-with
 if [ ! -f "$dir/build.ninja" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${flags[*]}" ]; then
+  rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"  # a changed compiler needs a new cache
   cmake -S . -B "$dir" -G Ninja "${flags[@]}"
   printf '%s' "${flags[*]}" > "$stamp"
 fi
@@ -62,7 +48,7 @@ cmake --build "$dir" -j"${BUILD_JOBS:-2}"
 harnesses=(request_head_fuzz grant_token_fuzz json_body_fuzz config_fuzz provider_path_fuzz webhook_signature_fuzz
            session_fuzz)
 mkdir -p "$dir/artifacts" "$dir/logs"
-export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-14/bin/llvm-symbolizer}
+export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-19/bin/llvm-symbolizer}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 
 # One harness: its run, then its summary line in $dir/logs/<harness>.result.

@@ -84,6 +84,9 @@ export GATEWAY_TEST_PG_SCRIPT=$repo/scripts/pg.sh
 export GATEWAY_TEST_REPO=$repo
 # A UBSan report (fatal: -fno-sanitize-recover) is far easier to act on with its stack.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+# The asan tree is clang's: its runtime finds the symbolizer by this path (Debian names the
+# binary in PATH llvm-symbolizer-19), or its reports carry addresses instead of file:line.
+export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/lib/llvm-19/bin/llvm-symbolizer}
 # libpqxx leaks on a terminated connection (third-party; see the file).
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$repo/tests/lsan.supp:print_suppressions=0}
 

@@ -12,9 +12,8 @@ namespace gw {
 
 struct HeaderField {
   HeaderField() = default;
-  // Spelled out: emplace_back(name, value) needs it before C++20's
-  // parenthesized aggregate initialization, which clang 14 (the fuzzers'
-  // compiler) lacks.
+  // Spelled out: emplace_back(name, value) needs it where C++20's
+  // parenthesized aggregate initialization is missing (clang before 16).
   HeaderField(std::string n, std::string v) : name(std::move(n)), value(std::move(v)) {}
 
   std::string name;

@@ -44,8 +44,8 @@ class PgParams {
     values_.reserve(sizeof...(Args));
     lengths_.reserve(sizeof...(Args));
     formats_.reserve(sizeof...(Args));
-    std::apply([this](const auto&... a) { bytes_.reserve((room(a) + ... + 0)); }, args);
-    std::apply([this](const auto&... a) { (add(a), ...); }, args);
+    bytes_.reserve(std::apply([](const auto&... a) { return (room(a) + ... + std::size_t{0}); }, args));
+    std::apply([this](const auto&... a) { (this->add(a), ...); }, args);
     seal();
   }
 

@@ -464,7 +464,7 @@ TEST_CASE("config: unfenced_methods default to GET and HEAD, and TRACE, CONNECT 
     auto j = minimal();
     json p = {{"name", "booking"}, {"base_url", "http://127.0.0.1:9101"}, {"credential", {{"env", "GW_TEST_BOOKING_KEY"}, {"shared_by_tenants", true}}}};
     for (auto it = provider_fields.begin(); it != provider_fields.end(); ++it) p[it.key()] = it.value();
-    j["providers"] = {p};
+    j["providers"] = json::array({p});
     return j;
   };
   auto c = parse_config(with(json::object()).dump());

@@ -41,7 +41,7 @@ TEST_CASE("claim returns granted with grant, grant_token and version") {
   CHECK(j["version"] == 0);
   auto token = decode_grant_token(j["grant_token"].get<std::string>());
   REQUIRE(token);
-  CHECK(token->identity.realm == j["grant"]["realm"]);
+  CHECK(token->identity.realm == j["grant"]["realm"].get<std::string>());
   CHECK(token->identity.epoch == j["grant"]["epoch"]);
   CHECK(token->secret.size() >= 22);  // at least 128 bits
 }

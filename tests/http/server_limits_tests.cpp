@@ -5,6 +5,7 @@
 #include "http/server.hpp"
 #include "support/eventually.hpp"
 #include "support/process.hpp"
+#include "support/sanitizers.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -232,7 +233,7 @@ TEST_CASE("connection cap: past max_connections a new connection waits, and is s
 // Not in the sanitizer tree: with no descriptor left, the sanitizers' own
 // memory probes (a pipe) fail, and UBSan reports sound objects as having an
 // invalid vptr. The release tree runs it.
-#ifndef __SANITIZE_ADDRESS__
+#ifndef GW_TEST_ASAN
 TEST_CASE("accept failing with EMFILE pauses and retries instead of spinning, then serves the waiting client") {
   Harness h(gw::http::ServerLimits{});
   rlimit before{};

@@ -11,7 +11,8 @@ namespace gw {
 
 // The file name of the shared object that provides this process's malloc,
 // as the dynamic linker bound it: "libmimalloc.so.2.0", "libc.so.6",
-// "libasan.so.8" under the sanitizers; "unknown" if it cannot be told.
+// "libasan.so.8" under GCC's sanitizers; "built-in" when the executable
+// itself holds it (clang's sanitizers); "unknown" if it cannot be told.
 std::string_view malloc_library();
 
 }  // namespace gw
