@@ -37,7 +37,7 @@ phase_done deps
 # it. Exported, so every script below that builds (run.sh, ha.sh, the bench smoke) reuses the
 # same tree rather than train and recompile it. GATEWAY_PGO=1 scripts/test.sh tests the profiled build.
 export GATEWAY_PGO=${GATEWAY_PGO:-0}
-# Just installed or checked: build.sh need not check again (fuzz.sh still checks its own).
+# Just installed or checked: build.sh need not check again.
 GATEWAY_SKIP_DEPS=1 scripts/build.sh "$which"
 phase_done build
 

@@ -11,11 +11,12 @@
 
 namespace gw::upstream::test {
 
-// What AddressSanitizer adds to a peak on its own: freed blocks wait in its quarantine, and
-// clang's runtime gives every thread fake stack frames (detect_stack_use_after_return, on by
-// default since LLVM 15). The release tree checks the bounds without it.
+// What AddressSanitizer adds to a peak on its own: clang's runtime gives every thread fake stack
+// frames (detect_stack_use_after_return, on by default since LLVM 15), about 33 MiB over the
+// randomized misbehaving-provider test's threads (its peak with the option off and on). The
+// release tree checks the bounds without it.
 #ifdef GW_TEST_ASAN
-inline constexpr std::size_t sanitizer_allowance_kib = 64 * 1024;
+inline constexpr std::size_t sanitizer_allowance_kib = 40 * 1024;
 #else
 inline constexpr std::size_t sanitizer_allowance_kib = 0;
 #endif
