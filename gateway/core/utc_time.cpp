@@ -1,6 +1,7 @@
 #include "core/utc_time.hpp"
 
 #include <charconv>
+#include <cstring>
 
 namespace gw {
 namespace {
@@ -11,22 +12,33 @@ void put_digits(char* at, unsigned value, int width) {
   for (int i = width - 1; i >= 0; --i, value /= 10) at[i] = static_cast<char>('0' + value % 10);
 }
 
-// Calendar arithmetic on milliseconds, not gmtime_r: glibc's takes a
-// process-wide lock. Written into a fixed layout and appended once: every
-// log line starts with one.
+// Calendar arithmetic, not gmtime_r: glibc's takes a process-wide lock. The
+// date and time to the second change once a second while every log line
+// starts with them, so each thread keeps the last second's text and writes
+// only the milliseconds anew.
 void append_utc_ms(std::string& out, std::chrono::sys_time<std::chrono::milliseconds> ms) {
   using namespace std::chrono;
-  const auto day = floor<days>(ms);
-  const year_month_day date(day);
-  const hh_mm_ss time(ms - day);
+  struct Second {
+    sys_seconds at = sys_seconds::min();
+    char text[20] = "0000-00-00T00:00:00";
+  };
+  thread_local Second last;
+  const auto second = floor<seconds>(ms);
+  if (second != last.at) {
+    const auto day = floor<days>(second);
+    const year_month_day date(day);
+    const hh_mm_ss time(second - day);
+    put_digits(last.text, static_cast<unsigned>(static_cast<int>(date.year())), 4);
+    put_digits(last.text + 5, static_cast<unsigned>(date.month()), 2);
+    put_digits(last.text + 8, static_cast<unsigned>(date.day()), 2);
+    put_digits(last.text + 11, static_cast<unsigned>(time.hours().count()), 2);
+    put_digits(last.text + 14, static_cast<unsigned>(time.minutes().count()), 2);
+    put_digits(last.text + 17, static_cast<unsigned>(time.seconds().count()), 2);
+    last.at = second;
+  }
   char text[] = "0000-00-00T00:00:00.000Z";
-  put_digits(text, static_cast<unsigned>(static_cast<int>(date.year())), 4);
-  put_digits(text + 5, static_cast<unsigned>(date.month()), 2);
-  put_digits(text + 8, static_cast<unsigned>(date.day()), 2);
-  put_digits(text + 11, static_cast<unsigned>(time.hours().count()), 2);
-  put_digits(text + 14, static_cast<unsigned>(time.minutes().count()), 2);
-  put_digits(text + 17, static_cast<unsigned>(time.seconds().count()), 2);
-  put_digits(text + 20, static_cast<unsigned>(time.subseconds().count()), 3);
+  std::memcpy(text, last.text, 19);
+  put_digits(text + 20, static_cast<unsigned>((ms - second).count()), 3);
   out.append(text, sizeof text - 1);
 }
 

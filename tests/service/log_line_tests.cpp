@@ -216,6 +216,42 @@ TEST_CASE("log line: the time is UTC with milliseconds, before 1970 too") {
         "2000-02-29T00:00:00.000Z");
 }
 
+TEST_CASE("log line: each thread's last second is reused only within that second") {
+  // The date and time to the second are kept per thread; every millisecond
+  // of a second, the next second, and a clock stepped back all read right.
+  const auto at = [](std::int64_t ms) { return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)); };
+  CHECK(utc_timestamp(at(951782399998)) == "2000-02-28T23:59:59.998Z");
+  CHECK(utc_timestamp(at(951782399999)) == "2000-02-28T23:59:59.999Z");
+  CHECK(utc_timestamp(at(951782400000)) == "2000-02-29T00:00:00.000Z");
+  CHECK(utc_timestamp(at(951782400001)) == "2000-02-29T00:00:00.001Z");
+  CHECK(utc_timestamp(at(951782399500)) == "2000-02-28T23:59:59.500Z");
+  CHECK(utc_timestamp(at(-1)) == "1969-12-31T23:59:59.999Z");
+  CHECK(utc_timestamp(at(-1000)) == "1969-12-31T23:59:59.000Z");
+  CHECK(utc_timestamp(at(-1001)) == "1969-12-31T23:59:58.999Z");
+  std::string other_thread;
+  std::thread([&] { other_thread = utc_timestamp(at(1700000000123)); }).join();
+  CHECK(other_thread == "2023-11-14T22:13:20.123Z");
+  CHECK(utc_timestamp(at(-1001)) == "1969-12-31T23:59:58.999Z");
+}
+
+TEST_CASE("log line: a recycled buffer gives the same line, whatever it held") {
+  RequestLine line{.request_id = "0123456789ab",
+                   .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736",
+                   .method = "GET",
+                   .route = "proxy",
+                   .code = "passthrough",
+                   .status = 200,
+                   .duration = std::chrono::microseconds(1234)};
+  const auto fresh = request_line(log_line_at, LogLevel::info, line);
+  std::string buffer(1000, 'x');
+  buffer = request_line(std::move(buffer), log_line_at, LogLevel::info, line);
+  CHECK(buffer == fresh);
+  const auto* storage = buffer.data();
+  buffer = request_line(std::move(buffer), log_line_at, LogLevel::info, line);
+  CHECK(buffer == fresh);
+  CHECK(buffer.data() == storage);  // the same storage, not a new allocation
+}
+
 TEST_CASE("log line: the request line has the bytes of the JSON object it replaced") {
   RequestLine minimal{.request_id = "0123456789ab",
                       .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736",

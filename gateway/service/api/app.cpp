@@ -119,7 +119,10 @@ void App::log_request(const Call& call, const http::Response& reply, std::chrono
   if (call.upstream_time.count() > 0)
     line.forwarded = RequestLine::Forwarded{micros(call.upstream_time), call.provider_status, call.span_id};
   if (call.trace.parent_id) line.parent_span_id = *call.trace.parent_id;
-  logger.write_line(level, request_line(std::chrono::system_clock::now(), level, line));
+  // One buffer per thread, handed to each line and back: the line allocates nothing.
+  thread_local std::string buffer;
+  buffer = request_line(std::move(buffer), std::chrono::system_clock::now(), level, line);
+  logger.write_line(level, buffer);
 }
 
 asio::awaitable<upstream::Result> App::forward(Call& call, const ProviderRoute& provider,

@@ -134,7 +134,10 @@ void append_json_replacing(std::string& out, std::string_view value) {
   out += '"';
 }
 
-LogLine::LogLine(std::chrono::system_clock::time_point at, LogLevel level, std::string_view event) {
+LogLine::LogLine(std::string recycled, std::chrono::system_clock::time_point at, LogLevel level,
+                 std::string_view event)
+    : text_(std::move(recycled)) {
+  text_.clear();
   text_.reserve(512);  // a request line with its ids and timings fits
   text_ += "{\"time\":\"";
   append_utc_timestamp(text_, at);
@@ -235,9 +238,10 @@ std::string LogLine::finish() {
   return std::move(text_);
 }
 
-std::string request_line(std::chrono::system_clock::time_point at, LogLevel level, const RequestLine& r) {
+std::string request_line(std::string recycled, std::chrono::system_clock::time_point at, LogLevel level,
+                         const RequestLine& r) {
   // Keys in the order nlohmann sorts them.
-  LogLine line(at, level, "request");
+  LogLine line(std::move(recycled), at, level, "request");
   if (r.attempt) line.field("attempt", *r.attempt);
   line.field("code", r.code).field("db_ms", r.db_time).field("duration_ms", r.duration);
   if (r.epoch) line.field("epoch", *r.epoch);

@@ -41,7 +41,11 @@ class LogKey {
 // {"time":...,"level":...,"event":...,<fields>}\n
 class LogLine {
  public:
-  LogLine(std::chrono::system_clock::time_point at, LogLevel level, std::string_view event);
+  LogLine(std::chrono::system_clock::time_point at, LogLevel level, std::string_view event)
+      : LogLine(std::string(), at, level, event) {}
+  // Written into `recycled`, cleared first: a buffer handed back by finish()
+  // keeps its capacity, so a line per request allocates nothing.
+  LogLine(std::string recycled, std::chrono::system_clock::time_point at, LogLevel level, std::string_view event);
 
   // Fields in ascending key order (how nlohmann prints an object), none
   // named time, level or event.
@@ -93,7 +97,11 @@ struct RequestLine {
   std::optional<std::string_view> parent_span_id{};
 };
 
-// The "request" event's line.
-std::string request_line(std::chrono::system_clock::time_point at, LogLevel level, const RequestLine& r);
+// The "request" event's line, written into `recycled` (see LogLine).
+std::string request_line(std::string recycled, std::chrono::system_clock::time_point at, LogLevel level,
+                         const RequestLine& r);
+inline std::string request_line(std::chrono::system_clock::time_point at, LogLevel level, const RequestLine& r) {
+  return request_line(std::string(), at, level, r);
+}
 
 }  // namespace gw
