@@ -10,10 +10,12 @@
 #                       COMMITTED outcome, pgbench -M prepared at the SAME client count as agents)
 #   claim               gateway  vs  minimal SQL (bench/minimal_claim.sql: one transaction)
 #   GET pass-through    gateway  vs  nginx (keep-alive reverse proxy, worker_processes = the
-#                       gateway's io_threads, access log as the gateway's)  vs  the bare proxy
-#                       (bench/bare_proxy.cpp: the gateway's stack with none of its work)  vs  the
-#                       provider directly, in alternating rounds of one load run, so that the
-#                       machine's drift lands on all four alike
+#                       gateway's io_threads, access log as the gateway's)  vs  the same nginx
+#                       adding the headers the gateway forwards (request id both ways, trace
+#                       context, Forwarded: what they cost the provider and the agent)  vs  the
+#                       bare proxy (bench/bare_proxy.cpp: the gateway's stack with none of its
+#                       work)  vs  the provider directly, in alternating rounds of one load run,
+#                       so that the machine's drift lands on all five alike
 # The first measurement is a protected pair on a fresh database (the gateway's migrations and
 # the claims the load makes; the minimal SQL's owner rows and no history); then both sides get
 # a history (bench/pgbench_seed.sql, bench/minimal_seed.sql) and the sweep over the number of
@@ -51,7 +53,8 @@
 # RESULTS (the markdown file to write), BIN_DIR (binaries to measure instead of building
 # build/release: write-gateway, demo-provider, gateway-load, bare-proxy), BENCH_PG_PORT=25719,
 # BENCH_GATEWAY_PORT=18471, BENCH_PROVIDER_PORT=19473, BENCH_CONTROL_PORT=19474,
-# BENCH_NGINX_PORT=18472, BENCH_BARE_PORT=18473.
+# BENCH_NGINX_PORT=18472, BENCH_BARE_PORT=18473,
+# BENCH_NGINX_FORWARDING_PORT=18475.
 # Installs what it needs and the gateway build does not (jq, nginx-light, gnuplot-nox) with
 # apt-get when missing. Logs of the last run: build/bench-logs/.
 set -euo pipefail
@@ -103,6 +106,7 @@ provport=${BENCH_PROVIDER_PORT:-19473}
 ctlport=${BENCH_CONTROL_PORT:-19474}
 nginxport=${BENCH_NGINX_PORT:-18472}
 bareport=${BENCH_BARE_PORT:-18473}
+nginxfwdport=${BENCH_NGINX_FORWARDING_PORT:-18475}
 plot=${results%.md}.png
 command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" FRESH_CLIENTS=$fresh_clients NEIGHBOUR_CLIENTS=$neighbour_clients IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct PIPELINE=$pipeline${group:+ GROUP=$group} IO_THREADS=$io_threads UPSTREAM=$upstream PROVIDER_CONNECTIONS=$provider_conns ACCESS_LOG=$access_log LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
 
@@ -169,7 +173,7 @@ fi
 for b in write-gateway demo-provider gateway-load bare-proxy; do [ -x "$bin/$b" ] || die "no $bin/$b"; done
 build_s=$((SECONDS - t0))
 
-for port in "$pgport" "$gwport" "$provport" "$ctlport" "$nginxport" "$bareport"; do
+for port in "$pgport" "$gwport" "$provport" "$ctlport" "$nginxport" "$bareport" "$nginxfwdport"; do
   [ -z "$(ss -ltnH "sport = :$port")" ] || die "port $port is in use; set BENCH_*_PORT"
 done
 
@@ -305,6 +309,22 @@ http {
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_set_header Authorization "Bearer booking-secret";
+    }
+  }
+  # The same proxy doing the gateway's forwarding work as well (docs/api.md, "Headers"): a
+  # request id to the provider and back to the agent, the trace context, Forwarded. The span id
+  # is fixed (nginx has no second random id): the bytes the provider reads are as many.
+  server {
+    listen 127.0.0.1:$nginxfwdport;
+    location /v1/tenants/tenant-a/tasks/$passthrough_task/providers/booking/ {
+      proxy_pass http://provider/;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Authorization "Bearer booking-secret";
+      proxy_set_header X-Request-Id \$request_id;
+      proxy_set_header traceparent "00-\$request_id-00f067aa0ba902b7-01";
+      proxy_set_header Forwarded "for=\$remote_addr;proto=http;host=\\"\$host\\"";
+      add_header X-Request-Id \$request_id;
     }
   }
 }
@@ -711,21 +731,23 @@ load_row() {
 # rounds only; the bare proxy's CPU is in its rows' gateway column.
 alternate_phase() {
   local c=$1 id=G-$1
-  local sides=(gw nginx bare provider)
+  local sides=(gw nginx nginxfwd bare provider)
   local labels=("GET pass-through $c agents: gateway, $access_label" "GET pass-through $c agents: nginx, $access_label"
+                "GET pass-through $c agents: nginx adding the gateway's forwarded headers, $access_label"
                 "GET pass-through $c agents: the bare proxy (the stack alone, no log)" "GET $c agents: the provider directly")
-  local series=(passthrough-gateway passthrough-nginx passthrough-bare passthrough-provider)
-  measure "$id" HTTP "GET pass-through $c agents: gateway, nginx, the bare proxy and the provider directly, alternating" -- \
+  local series=(passthrough-gateway passthrough-nginx passthrough-nginxfwd passthrough-bare passthrough-provider)
+  measure "$id" HTTP "GET pass-through $c agents: gateway, nginx, nginx with the gateway's headers, the bare proxy and the provider directly, alternating" -- \
     "$bin/gateway-load" --mode get --threads "$load_threads" --clients "$c" \
     --duration "$duration" --warmup "$warmup" --rounds "$rounds" --json "$work/$id.json" \
     --alternate "gw,http://127.0.0.1:$gwport$passthrough_path,dev-agent-token-a" \
     --alternate "nginx,http://127.0.0.1:$nginxport$passthrough_path,dev-agent-token-a" \
+    --alternate "nginxfwd,http://127.0.0.1:$nginxfwdport$passthrough_path,dev-agent-token-a" \
     --alternate "bare,http://127.0.0.1:$bareport$passthrough_path,dev-agent-token-a" \
     --alternate "provider,http://127.0.0.1:$provport/bookings/bk_1,booking-secret" \
     --watch "postgres=$pm_pid" --watch "gateway=$gateway_pid" --watch "provider=$provider_pid" --watch "nginx=$nginx_pid" \
     --watch "bare=$bare_pid"
   local i side j
-  for i in 0 1 2 3; do
+  for i in "${!sides[@]}"; do
     side=${sides[$i]} j=$work/$id-${sides[$i]}.json
     if [ "$last_rc" -eq 0 ] && [ -s "$work/$id.json" ]; then
       jq ".sides[\"$side\"]" "$work/$id.json" >"$j"
@@ -742,7 +764,7 @@ alternate_phase() {
     fi
     load_row "$id-$side" "${labels[$i]}" "$c" "${series[$i]}" "$j"
   done
-  details+=("### $id-gw, $id-nginx, $id-bare, $id-provider: GET pass-through $c agents, alternating" "" '```' "$(cat "$last_out")" '```' "")
+  details+=("### $id-gw, $id-nginx, $id-nginxfwd, $id-bare, $id-provider: GET pass-through $c agents, alternating" "" '```' "$(cat "$last_out")" '```' "")
 }
 
 loadavg_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -855,7 +877,8 @@ plot_ok=no
   for col in 2 3; do
     [ "$col" = 2 ] && y='successful requests/s' || y='p99 latency, ms (log)'
     panel "GET pass-through: $([ "$col" = 2 ] && echo throughput || echo p99)" "$y" "$col" \
-      "passthrough-gateway:gateway" "passthrough-nginx:nginx (keep-alive proxy)" "passthrough-bare:bare proxy (the stack alone)" \
+      "passthrough-gateway:gateway" "passthrough-nginx:nginx (keep-alive proxy)" \
+      "passthrough-nginxfwd:nginx adding the gateway headers" "passthrough-bare:bare proxy (the stack alone)" \
       "passthrough-provider:provider directly"
   done
   echo "unset multiplot"
@@ -890,6 +913,7 @@ summary() {
       for (k = 1; k <= nk; k++) { s = kd[k] == "sequential" ? "seq" : "rnd"; line("minimal SQL, protected, " kd[k] " names", "P-" s, "sql") }
       for (k = 1; k <= nk; k++) { s = kd[k] == "sequential" ? "seq" : "rnd"; line("minimal SQL, claims, " kd[k] " names", "C-" s, "sql") }
       line("nginx, GET pass-through", "G", "nginx")
+      line("nginx adding the gateway'"'"'s forwarded headers, GET pass-through", "G", "nginxfwd")
       line("(the bare proxy against nginx: the stack'"'"'s floor)", "G", "nginx", "bare")
       print ""
       g = "P-seq-" fresh "-gw-fresh"; q = "P-seq-" fresh "-sql-fresh"
