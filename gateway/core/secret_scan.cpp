@@ -4,6 +4,7 @@
 
 #include <array>
 #include <deque>
+#include <stdexcept>
 
 namespace gw {
 namespace {
@@ -95,6 +96,9 @@ SecretScan::SecretScan(const std::vector<std::string_view>& secrets) {
     }
     ends[at] = 1;
   }
+  // A move keeps its target row's start below the match bit: 59 million
+  // states, far past any config's credentials (the table would be 8 GiB).
+  if (child.size() * symbols >= match_bit) throw std::length_error("too many credential forms to scan for");
   next_.assign(child.size() * symbols, 0);
   std::vector<std::uint32_t> fail(child.size(), 0);
   std::deque<std::uint32_t> queue;
