@@ -234,14 +234,23 @@ TEST_CASE("log line: each thread's last second is reused only within that second
   CHECK(utc_timestamp(at(-1001)) == "1969-12-31T23:59:58.999Z");
 }
 
+namespace {
+
+// What every request's line has, and nothing more.
+RequestLine minimal_request_line() {
+  return {.request_id = "0123456789ab",
+          .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736",
+          .method = "GET",
+          .route = "unmatched",
+          .code = "not_found",
+          .status = 404,
+          .duration = std::chrono::microseconds(12)};
+}
+
+}  // namespace
+
 TEST_CASE("log line: a recycled buffer gives the same line, whatever it held") {
-  RequestLine line{.request_id = "0123456789ab",
-                   .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736",
-                   .method = "GET",
-                   .route = "proxy",
-                   .code = "passthrough",
-                   .status = 200,
-                   .duration = std::chrono::microseconds(1234)};
+  const auto line = minimal_request_line();
   const auto fresh = request_line(log_line_at, LogLevel::info, line);
   std::string buffer(1000, 'x');
   buffer = request_line(std::move(buffer), log_line_at, LogLevel::info, line);
@@ -253,13 +262,7 @@ TEST_CASE("log line: a recycled buffer gives the same line, whatever it held") {
 }
 
 TEST_CASE("log line: the request line has the bytes of the JSON object it replaced") {
-  RequestLine minimal{.request_id = "0123456789ab",
-                      .trace_id = "4bf92f3577b34da6a3ce929d0e0e4736",
-                      .method = "GET",
-                      .route = "unmatched",
-                      .code = "not_found",
-                      .status = 404,
-                      .duration = std::chrono::microseconds(12)};
+  const RequestLine minimal = minimal_request_line();
   CHECK(request_line(log_line_at, LogLevel::info, minimal) == request_line_as_object(minimal));
 
   RequestLine full = minimal;
