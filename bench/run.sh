@@ -88,8 +88,7 @@ fi
 warmup=${WARMUP:-1}
 # Four servers (five at 8 agents) alternate in the pass-through, each first round opened by its
 # own warm-up: two rounds, and at most half a second of warm-up there (keep-alive connections,
-# nothing to fill), keep its five levels to about 90 s of the run (they were about 100 s with one
-# server fewer).
+# nothing to fill), keep its five levels to about 90 s of the run (89 s on 6 December).
 rounds=${ROUNDS:-2}
 passthrough_warmup=$(awk -v w="$warmup" 'BEGIN { print (w > 0.5 ? 0.5 : w) }')
 db_rounds=${DB_ROUNDS:-$([ "$quick" = 1 ] && echo 1 || echo 2)}
