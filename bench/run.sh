@@ -581,6 +581,39 @@ gw_round() {
   details+=("### $rid: $label, round $r" "" '```' "$(cat "$last_out")" "other database errors in the log: $db_errors_other" '```' "")
 }
 
+# cut_round CLIENTS LIMIT SECONDS: run beside one pgbench round; prints how many of its scripts it
+# ended. pgbench -T counts from before its clients connect (PostgreSQL 15), so the limit carries
+# an allowance for connecting, estimated from conn_ms_per_100. Once all clients are connected and
+# the warm-up and the measured seconds have passed (2 s of grace), the round is cut short when more
+# than half of the clients have had their transaction open for that long: they are queueing,
+# the window's figures are in, and the allowance would only add queue. Otherwise pgbench ends as
+# -T says, and whatever is still open 2 s past the limit is ended.
+cut_round() {
+  local n=$1 limit=$2 secs=$3 start connected_at='' backends="application_name = 'pgbench' AND datname = 'postgres'"
+  start=$(date +%s.%N)
+  since_start() { awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN { print n - s }'; }
+  sleep_until() { sleep "$(awk -v t="$1" -v e="$(since_start)" 'BEGIN { d = t - e; print (d > 0 ? d : 0) }')"; }
+  end_scripts() { echo "$(psql_q -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE $backends") $1"; }
+  while awk -v e="$(since_start)" -v l="$limit" 'BEGIN { exit !(e < l) }'; do
+    if [ "$(psql_q -c "SELECT count(*) FROM pg_stat_activity WHERE $backends")" -ge "$n" ]; then
+      connected_at=$(since_start)
+      break
+    fi
+    sleep 0.25
+  done
+  if [ -n "$connected_at" ]; then
+    local held=$((warmup + secs + 2))
+    sleep_until "$(awk -v c="$connected_at" -v h="$held" 'BEGIN { print c + h }')"
+    if [ "$(psql_q -c "SELECT count(*) FROM pg_stat_activity WHERE $backends
+          AND xact_start < now() - interval '$held seconds'")" -gt $((n / 2)) ]; then
+      end_scripts queued
+      return
+    fi
+  fi
+  sleep_until $((limit + 2))
+  end_scripts late
+}
+
 # sql_round ID ROUND SECONDS LABEL KIND CLIENTS NAMES: one round of the minimal SQL's side.
 sql_round() {
   local id=$1 r=$2 secs=$3 label=$4 kind=$5 n=$6 names=$7 random=0 threads=2
@@ -592,13 +625,14 @@ sql_round() {
   limit=$(awk -v s="$secs" -v w="$warmup" -v n="$n" -v c="$conn_ms_per_100" \
     'BEGIN { l = s + w + int(n / 250) + 1 + int(5 * n * c / 400000); print (l == int(l) ? l : int(l) + 1) }')
   # pgbench -T starts no script after `limit` seconds, but then waits for every open one: at
-  # 1,000 clients SERIALIZABLE scripts queue for a minute, long after the measured window. Those
-  # still open 2 s past the limit are ended (pg_terminate_backend) and the row says how many.
-  # They are past the measured window whenever they end, so waiting longer measures nothing and
-  # only costs the full run (at 1,000 clients, four such runs: it was 5 s, and the run 597 s).
+  # 1,000 clients SERIALIZABLE scripts queue for a minute, long after the measured window. They
+  # are ended (pg_terminate_backend) and the row says how many: by cut_round, once most of the
+  # clients have had a transaction open longer than the warm-up and the window together (waiting
+  # more then measures only the queue), else 2 s past the limit (at 1,000 clients, four such
+  # runs: waiting 5 s made the full run 597 s). They are past the measured window whenever they
+  # end, so waiting longer would only cost the full run.
   rm -f "$work/cut-$rid"
-  (sleep $((limit + 2)) && psql_q -At -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-     WHERE application_name = 'pgbench' AND datname = 'postgres'" >"$work/cut-$rid") 2>/dev/null &
+  (cut_round "$n" "$limit" "$secs" >"$work/cut-$rid") 2>/dev/null &
   local cutter=$!
   # The scripts name their isolation level: SERIALIZABLE where the baseline needs it.
   measure "$rid" DB "$label, round $r" -- \
@@ -609,8 +643,8 @@ sql_round() {
     -D tasks="$seed_tasks" -l --log-prefix="$work/$rid" -f "bench/minimal_$kind.sql" postgres
   kill "$cutter" 2>/dev/null || true
   wait "$cutter" 2>/dev/null || true
-  local cut=0 ok failed retried span left=
-  [ ! -s "$work/cut-$rid" ] || cut=$(cat "$work/cut-$rid")
+  local cut=0 cut_why='' ok failed retried span left=''
+  [ ! -s "$work/cut-$rid" ] || read -r cut cut_why <"$work/cut-$rid"
   [ "$kind" != protected ] || left=$(minimal_left "$rid")
   read -r ok failed retried span < <(pgbench_window "$secs" "$work/$id.lat" "$work/$rid".[0-9]* 2>/dev/null || echo "0 ? ? 0")
   round_ok[$rid]=$ok
@@ -623,7 +657,9 @@ sql_round() {
   aborted=$((aborted > cut ? aborted - cut : 0))
   [ "$aborted" -eq 0 ] ||
     notes+=", $aborted clients aborted ($( (grep -m1 -o 'ERROR: .*' "$last_out" || true) | tr '|' '/'))"
-  if [ "$cut" -gt 0 ]; then
+  if [ "$cut" -gt 0 ] && [ "$cut_why" = queued ]; then
+    notes+=", $cut scripts ended $((warmup + secs + 2)) s after all clients had connected, most of them queued that long"
+  elif [ "$cut" -gt 0 ]; then
     notes+=", $cut scripts still open 2 s after the run's end were ended"
   elif [ "$last_rc" -ne 0 ]; then
     notes+=", pgbench exited $last_rc"
