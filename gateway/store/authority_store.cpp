@@ -194,9 +194,11 @@ Code AuthorityStore::set_manual_clock(Session& s, std::int64_t now_ms) {
 
 void AuthorityStore::advance_floor(Session& s) {
   read_committed(s, [&](pqxx::dbtransaction& tx) {
-    auto r = tx.exec(
-        "UPDATE authority SET clock_floor_ms = GREATEST(clock_floor_ms,"
-        " floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) RETURNING clock_floor_ms");
+    static constexpr Statement advance{"gw_advance_floor",
+                                       "UPDATE authority SET clock_floor_ms = GREATEST(clock_floor_ms,"
+                                       " floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)"
+                                       " RETURNING clock_floor_ms"};
+    auto r = exec_prepared(tx, advance);
     clock_.observe(r[0][0].as<std::int64_t>());
     return 0;
   });
