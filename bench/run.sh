@@ -223,10 +223,11 @@ trap 'exit 129' HUP
 
 # --- PostgreSQL: durable defaults (fsync, synchronous_commit, full_page_writes all on) -------
 # Room for the minimal SQL's clients (as many as the most agents, and the 100 that time the
-# connection cost below), the gateway's pool and psql.
+# connection cost below), the gateway's pool and its I/O threads' own connections (all held open
+# through the minimal SQL's rounds), and psql: cut_round's must get in beside 1,000 clients.
 scripts/pg.sh destroy "$pgdir"
 pg_clients_max=$((max_level > 100 ? max_level : 100))
-PG_EXTRA_OPTS="-c max_connections=$((pg_clients_max + pool + 20)) -c log_autovacuum_min_duration=0 -c log_line_prefix='%m [%p] %a: '" \
+PG_EXTRA_OPTS="-c max_connections=$((pg_clients_max + pool + direct * io_threads + 20)) -c log_autovacuum_min_duration=0 -c log_line_prefix='%m [%p] %a: '" \
   scripts/pg.sh start "$pgdir" "$pgport"
 pgreal=$(readlink -f "$pgdir")
 pglog=$pgreal/postgres.log
@@ -632,7 +633,7 @@ sql_round() {
   # runs: waiting 5 s made the full run 597 s). They are past the measured window whenever they
   # end, so waiting longer would only cost the full run.
   rm -f "$work/cut-$rid"
-  (cut_round "$n" "$limit" "$secs" >"$work/cut-$rid") 2>/dev/null &
+  (cut_round "$n" "$limit" "$secs" >"$work/cut-$rid") 2>"$logs/$rid.cut.err" &
   local cutter=$!
   # The scripts name their isolation level: SERIALIZABLE where the baseline needs it.
   measure "$rid" DB "$label, round $r" -- \
