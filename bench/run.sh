@@ -586,8 +586,8 @@ gw_round() {
 # ended. pgbench -T counts from before its clients connect (PostgreSQL 15), so the limit carries
 # an allowance for connecting, estimated from conn_ms_per_100. Once all clients are connected and
 # the warm-up and the measured seconds have passed (2 s of grace), the round is cut short when more
-# than half of the clients have had their transaction open for that long: they are queueing,
-# the window's figures are in, and the allowance would only add queue. Otherwise pgbench ends as
+# than half of the clients have had their transaction open for longer than the measured seconds:
+# they are queueing, the window's figures are in, and the allowance would only add queue. Otherwise pgbench ends as
 # -T says, and whatever is still open 2 s past the limit is ended.
 cut_round() {
   local n=$1 limit=$2 secs=$3 start connected_at='' backends="application_name = 'pgbench' AND datname = 'postgres'"
@@ -603,10 +603,11 @@ cut_round() {
     sleep 0.25
   done
   if [ -n "$connected_at" ]; then
-    local held=$((warmup + secs + 2))
-    sleep_until "$(awk -v c="$connected_at" -v h="$held" 'BEGIN { print c + h }')"
+    # The clients start together once the last has connected: a transaction open longer than
+    # the window itself, at its end, is one that took all of it waiting.
+    sleep_until "$(awk -v c="$connected_at" -v h="$((warmup + secs + 2))" 'BEGIN { print c + h }')"
     if [ "$(psql_q -c "SELECT count(*) FROM pg_stat_activity WHERE $backends
-          AND xact_start < now() - interval '$held seconds'")" -gt $((n / 2)) ]; then
+          AND xact_start < now() - interval '$secs seconds'")" -gt $((n / 2)) ]; then
       end_scripts queued
       return
     fi
@@ -659,7 +660,7 @@ sql_round() {
   [ "$aborted" -eq 0 ] ||
     notes+=", $aborted clients aborted ($( (grep -m1 -o 'ERROR: .*' "$last_out" || true) | tr '|' '/'))"
   if [ "$cut" -gt 0 ] && [ "$cut_why" = queued ]; then
-    notes+=", $cut scripts ended $((warmup + secs + 2)) s after all clients had connected, most of them queued that long"
+    notes+=", $cut scripts ended $((warmup + secs + 2)) s after all clients had connected, most of them open for more than $secs s"
   elif [ "$cut" -gt 0 ]; then
     notes+=", $cut scripts still open 2 s after the run's end were ended"
   elif [ "$last_rc" -ne 0 ]; then
