@@ -587,8 +587,8 @@ gw_round() {
 # an allowance for connecting, estimated from conn_ms_per_100. Once all clients are connected and
 # the warm-up and the measured seconds have passed (2 s of grace), the round is cut short when more
 # than half of the clients have had their transaction open for longer than the measured seconds:
-# they are queueing, the window's figures are in, and the allowance would only add queue. Otherwise pgbench ends as
-# -T says, and whatever is still open 2 s past the limit is ended.
+# they are queueing, the window's figures are in, and the allowance would only add queue.
+# Otherwise pgbench ends as -T says, and whatever is still open 2 s past the limit is ended.
 cut_round() {
   local n=$1 limit=$2 secs=$3 start connected_at='' backends="application_name = 'pgbench' AND datname = 'postgres'"
   start=$(date +%s.%N)
@@ -627,12 +627,9 @@ sql_round() {
   limit=$(awk -v s="$secs" -v w="$warmup" -v n="$n" -v c="$conn_ms_per_100" \
     'BEGIN { l = s + w + int(n / 250) + 1 + int(5 * n * c / 400000); print (l == int(l) ? l : int(l) + 1) }')
   # pgbench -T starts no script after `limit` seconds, but then waits for every open one: at
-  # 1,000 clients SERIALIZABLE scripts queue for a minute, long after the measured window. They
-  # are ended (pg_terminate_backend) and the row says how many: by cut_round, once most of the
-  # clients have had a transaction open longer than the warm-up and the window together (waiting
-  # more then measures only the queue), else 2 s past the limit (at 1,000 clients, four such
-  # runs: waiting 5 s made the full run 597 s). They are past the measured window whenever they
-  # end, so waiting longer would only cost the full run.
+  # 1,000 clients SERIALIZABLE scripts queue for a minute, long after the measured window.
+  # cut_round ends them (pg_terminate_backend) and the row says how many. They are past the
+  # measured window whenever they end, so waiting for them would only cost the full run.
   rm -f "$work/cut-$rid"
   (cut_round "$n" "$limit" "$secs" >"$work/cut-$rid") 2>"$logs/$rid.cut.err" &
   local cutter=$!

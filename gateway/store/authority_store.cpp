@@ -46,6 +46,12 @@ SELECT a.realm, a.now_ms, t.epoch FROM a LEFT JOIN t ON true)";
 
 constexpr const char* sequence_exhausted = "2200H";
 
+// Every gateway runs it every few hundred milliseconds: prepared, it is planned once per connection.
+constexpr Statement advance_floor_sql{"gw_advance_floor",
+                                      "UPDATE authority SET clock_floor_ms = GREATEST(clock_floor_ms,"
+                                      " floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)"
+                                      " RETURNING clock_floor_ms"};
+
 }  // namespace
 
 FreshClaim AuthorityStore::fresh_claim(const TaskScope& scope, const std::string& owner, std::int64_t lease_ms) {
@@ -194,11 +200,7 @@ Code AuthorityStore::set_manual_clock(Session& s, std::int64_t now_ms) {
 
 void AuthorityStore::advance_floor(Session& s) {
   read_committed(s, [&](pqxx::dbtransaction& tx) {
-    static constexpr Statement advance{"gw_advance_floor",
-                                       "UPDATE authority SET clock_floor_ms = GREATEST(clock_floor_ms,"
-                                       " floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)"
-                                       " RETURNING clock_floor_ms"};
-    auto r = exec_prepared(tx, advance);
+    auto r = exec_prepared(tx, advance_floor_sql);
     clock_.observe(r[0][0].as<std::int64_t>());
     return 0;
   });
