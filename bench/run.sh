@@ -21,14 +21,17 @@
 # the claims the load makes; the minimal SQL's owner rows and no history); then both sides get
 # a history (bench/pgbench_seed.sql, bench/minimal_seed.sql) and the sweep over the number of
 # agents runs, with sequential task names (trip-<run>-1, ...: the SERIALIZABLE worst case) and
-# random ones for the database-bound work; then one protected pair beside a CPU-burning
-# neighbour process, the pass-through, and the memory of idle keep-alive connections (gateway
+# random ones for the database-bound work (the minimal protected script takes no names: from 256
+# clients up, where each side has one round, the random pass reuses its sequential measurement);
+# then one protected pair beside a CPU-burning neighbour process, the pass-through, and the
+# memory of idle keep-alive connections (gateway
 # and nginx). Writes a markdown table (throughput, p50/p90/p99/p99.9, every non-2xx reply by
 # code, serialization failures from the PostgreSQL log, operations left unresolved, CPU per
 # process) and a PNG plot of throughput and p99 against concurrency next to it.
 #
 #   bench/run.sh           3 s per point, 1/8/64/256/1000 agents, 10,000 idle connections;
-#                          writes bench/results.md and bench/results.png (under 10 minutes on 2 cores)
+#                          writes bench/results.md and bench/results.png (under 10 minutes of
+#                          measuring on 2 cores, plus the build)
 #   bench/run.sh --quick   2 s per point, 8/64 agents, sequential names only, 1,000 idle
 #                          connections; writes
 #                          build/bench-quick/results.md and .png (under 2 minutes; CI's smoke)
@@ -68,7 +71,7 @@ quick=0
 case ${1:-} in
   --quick) quick=1 ;;
   '') ;;
-  -h | --help) sed -n '2,51p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
   *) echo "usage: bench/run.sh [--quick]" >&2; exit 2 ;;
 esac
 
