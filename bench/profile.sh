@@ -13,10 +13,13 @@
 # PROFILE_PROVIDER_PORT (19801), PROFILE_CONTROL_PORT (19802), ACCESS_LOG (1: the gateway's access log
 # on, and the medians of its duration_ms, db_ms and upstream_ms per route printed at the end:
 # where a request's time went), PERF_DATA (a path: `perf record -g`
-# of the gateway during the load, written there; read it with `perf report -i PATH`), GATEWAY_WRAP
+# of the gateway during the load, written there; read it with `perf report -i PATH`; PERF_CALL_GRAPH
+# replaces its -g, e.g. " " for none or "--call-graph dwarf"), GATEWAY_WRAP
 # (a command the gateway runs under, e.g. "valgrind --tool=callgrind --callgrind-out-file=PATH":
 # user-space instructions per request, free of this machine's noise), PROFILE_SQL (SQL run once the
-# gateway is ready and has migrated, before the load: to try a schema change, e.g. an index dropped).
+# gateway is ready and has migrated, before the load: to try a schema change, e.g. an index dropped),
+# PROFILE_SEED ("TASKS OPS": first bench/pgbench_seed.sql's history of TASKS finished tasks with OPS
+# operations each, vacuumed, analysed and checkpointed, as bench/run.sh's seeded database).
 set -euo pipefail
 
 repo=$(cd "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
@@ -83,6 +86,11 @@ wait_ready "$gateway_pid" "http://127.0.0.1:$gwport/readyz" 100 0.1 ||
 # One booking (bk_1) for pass-through GETs (--mode passthrough), as bench/run.sh makes.
 curl -sf -X POST -H 'Authorization: Bearer booking-secret' -H 'Content-Type: application/json' \
   -d '{"slot":"bench-passthrough","customer":"bench"}' "http://127.0.0.1:$provport/bookings" >/dev/null
+if [ -n "${PROFILE_SEED:-}" ]; then  # "TASKS OPS": the history bench/run.sh gives its seeded database
+  read -r seed_tasks seed_ops <<<"$PROFILE_SEED"
+  psql_q -v tasks="$seed_tasks" -v ops="$seed_ops" -f bench/pgbench_seed.sql >/dev/null
+  psql_q -c 'VACUUM ANALYZE' -c CHECKPOINT >/dev/null
+fi
 if [ -n "${PROFILE_SQL:-}" ]; then psql_q -c "$PROFILE_SQL" >/dev/null; fi
 psql_q -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' -c 'SELECT pg_stat_statements_reset()' >/dev/null
 serialization_before=$(grep -c 'could not serialize' "$pglog" || true)
@@ -96,6 +104,7 @@ machine_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /
 g0=$(ticks "$gateway_pid"); p0=$(postgres_ticks); read -r busy0 idle0 < <(machine_ticks)
 perf_pid=
 if [ -n "${PERF_DATA:-}" ]; then
+  # shellcheck disable=SC2086 # split on purpose: PERF_CALL_GRAPH=" " records no call graph
   perf record -q -F 499 ${PERF_CALL_GRAPH:--g} -p "$gateway_pid" -o "$PERF_DATA" 2>/dev/null &
   perf_pid=$!
 fi
