@@ -204,6 +204,19 @@ if [[ " ${trees[*]} " == *" release "* ]]; then
     bench_line="FAILED (bench/run.sh --quick exit $bench_rc; logs in build/bench-logs/)"
     failed=1
   fi
+  # bench/matrix.sh on one cell pair (quiet, then beside the neighbour): it runs and writes its table.
+  echo "== matrix smoke: LEVELS=8 NAMES=sequential DATABASES=fresh DURATION=1 bench/matrix.sh"
+  matrix_results=$repo/build/bench-quick/matrix_results.md
+  rm -f "$matrix_results"
+  matrix_rc=0
+  BIN_DIR=$repo/build/release/bin RESULTS=$matrix_results LEVELS=8 NAMES=sequential DATABASES=fresh DURATION=1 \
+    bench/matrix.sh || matrix_rc=$?
+  if [ "$matrix_rc" -eq 0 ] && grep -q '^| fresh | sequential | 8 | neighbour ' "$matrix_results"; then
+    bench_line+="; matrix smoke completed"
+  else
+    bench_line+="; matrix smoke FAILED (bench/matrix.sh exit $matrix_rc)"
+    failed=1
+  fi
   phase_done bench
 fi
 
