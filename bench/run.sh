@@ -24,10 +24,10 @@
 # random ones for the database-bound work (the minimal protected script takes no names: from 256
 # clients up, where each side has one round, the random pass reuses its sequential measurement);
 # then one protected pair beside a CPU-burning neighbour process, the pass-through, and the
-# memory of idle keep-alive connections (gateway
-# and nginx). Writes a markdown table (throughput, p50/p90/p99/p99.9, every non-2xx reply by
-# code, serialization failures from the PostgreSQL log, operations left unresolved, CPU per
-# process) and a PNG plot of throughput and p99 against concurrency next to it.
+# memory of idle keep-alive connections (gateway and nginx). Writes a markdown table
+# (throughput, p50/p90/p99/p99.9, every non-2xx reply by code, serialization failures from the
+# PostgreSQL log, operations left unresolved, CPU per process) and a PNG plot of throughput and
+# p99 against concurrency next to it.
 #
 #   bench/run.sh           3 s per point, 1/8/64/256/1000 agents, 10,000 idle connections;
 #                          writes bench/results.md and bench/results.png (under 10 minutes of
