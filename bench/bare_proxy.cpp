@@ -89,7 +89,7 @@ asio::awaitable<void> serve(tcp::socket agent, const Settings& s) {
   }
 }
 
-// Connections go to the first thread serving fewer than 16, else the one serving fewest: the
+// Connections go to the first thread serving fewer than 4, else the one serving fewest: the
 // gateway's own placement (http/server.cpp), so both wake alike.
 struct Threads {
   std::vector<std::unique_ptr<asio::io_context>> ios;
@@ -100,7 +100,7 @@ struct Threads {
   std::size_t next() const {
     std::size_t fewest = 0;
     for (std::size_t i = 0; i < ios.size(); ++i) {
-      if (served[i] < 16) return i;
+      if (served[i] < 4) return i;
       if (served[i] < served[fewest]) fewest = i;
     }
     return fewest;

@@ -48,10 +48,12 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
 
   // Where the next accepted connection is served (accept loop only): the
   // first io_context serving fewer than packed_connections, else the one
-  // serving the fewest. A thread serving several busy connections finds
-  // several requests ready each time it wakes; dealt out in turn, a few
-  // connections would keep every thread falling asleep and being woken for
-  // each request (nginx's listener packs its workers the same way).
+  // serving the fewest. A thread serving a few busy connections finds
+  // several requests ready each time it wakes; dealt out in turn, two or
+  // three connections would keep every thread falling asleep and being woken
+  // for each request. Past a few, one thread's CPU is the limit when the
+  // provider answers at once, so the rest are spread (docs/performance.md,
+  // "Four connections packed on a thread, not sixteen").
   std::size_t next_io() const {
     std::size_t fewest = 0;
     for (std::size_t i = 0; i < ios.size(); ++i) {
@@ -61,7 +63,7 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
     }
     return fewest;
   }
-  static constexpr std::size_t packed_connections = 16;
+  static constexpr std::size_t packed_connections = 4;
 
   std::vector<asio::io_context*> ios;
   ServerLimits limits;

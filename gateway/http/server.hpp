@@ -63,9 +63,9 @@ class Server {
  public:
   Server(boost::asio::io_context& io, ServerLimits limits, Handler handler, Screen screen = {});
   // Accepts on the first io_context and serves each connection on one of
-  // them: the first serving fewer than 16 connections, else the one serving
-  // the fewest (a thread serving several finds several requests ready each
-  // time it wakes). With one io_context per thread, a connection's requests
+  // them: the first serving fewer than 4 connections, else the one serving
+  // the fewest (a thread serving a few finds several requests ready each
+  // time it wakes; more would leave the other threads' cores unused). With one io_context per thread, a connection's requests
   // are served on one thread, with no hand-over between threads. Each
   // io_context must be run by exactly one thread: sessions use no strands.
   Server(std::vector<boost::asio::io_context*> ios, ServerLimits limits, Handler handler, Screen screen = {});

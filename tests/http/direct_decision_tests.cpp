@@ -412,7 +412,7 @@ TEST_CASE("direct decisions: a decision that waited queue_timeout_ms for a direc
 
 TEST_CASE("direct decisions: the I/O threads share one budget of connections: a thread serving every agent may open all of it") {
   // Two I/O threads with one direct connection each: a budget of two. The
-  // listener serves the first 16 connections on the first thread
+  // listener serves the first 4 connections on the first thread
   // (http/server.cpp), so every claim here is that thread's. How a thread
   // gives a connection up to another: tests/http/direct_budget_tests.cpp.
   Gateway g(one_thread(1, [](nlohmann::json& c) {

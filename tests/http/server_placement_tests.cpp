@@ -1,5 +1,5 @@
 // Which I/O thread serves a new connection (http/server.cpp, State::next_io):
-// the first io_context serving fewer than 16 connections, else the one serving
+// the first io_context serving fewer than 4 connections, else the one serving
 // the fewest. Seen from the handler, which runs on the connection's thread,
 // over real sockets against a bare http::Server with two io_contexts.
 #include "http/server.hpp"
@@ -73,30 +73,30 @@ struct Client {
 
 }  // namespace
 
-TEST_CASE("connection placement: the first 16 connections share the first thread, and past that the thread serving fewest takes the next") {
+TEST_CASE("connection placement: the first 4 connections share the first thread, and past that the thread serving fewest takes the next") {
   TwoThreads s;
   std::vector<std::unique_ptr<Client>> clients;
-  for (int i = 0; i < 16; ++i) {
+  for (int i = 0; i < 4; ++i) {
     clients.push_back(std::make_unique<Client>(s.port));
     CHECK(clients.back()->serve() == '0');
   }
   // The first thread is full: the next ones go to the second until it serves
   // as many, then each to whichever serves fewer.
-  for (int i = 0; i < 16; ++i) {
+  for (int i = 0; i < 4; ++i) {
     clients.push_back(std::make_unique<Client>(s.port));
     CHECK(clients.back()->serve() == '1');
   }
   clients.push_back(std::make_unique<Client>(s.port));
-  const char seventeenth_pair = clients.back()->serve();
+  const char fifth_pair = clients.back()->serve();
   clients.push_back(std::make_unique<Client>(s.port));
-  CHECK(clients.back()->serve() != seventeenth_pair);
+  CHECK(clients.back()->serve() != fifth_pair);
   // Each connection stays on its thread for its life.
-  for (std::size_t i = 0; i < 16; ++i) CHECK(clients[i]->serve() == '0');
+  for (std::size_t i = 0; i < 4; ++i) CHECK(clients[i]->serve() == '0');
 
   // Once connections of the first thread close, it takes new ones again
   // (the count falls when the server sees the close: asynchronously).
-  clients.erase(clients.begin(), clients.begin() + 10);
-  CHECK(gw::test::eventually([&] { return s.server.open_connections() == 24; }));
+  clients.erase(clients.begin(), clients.begin() + 3);
+  CHECK(gw::test::eventually([&] { return s.server.open_connections() == 7; }));
   for (int i = 0; i < 3; ++i) {
     clients.push_back(std::make_unique<Client>(s.port));
     CHECK(clients.back()->serve() == '0');
