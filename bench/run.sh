@@ -10,7 +10,8 @@
 #                       COMMITTED outcome, pgbench -M prepared at the SAME client count as agents)
 #   claim               gateway  vs  minimal SQL (bench/minimal_claim.sql: one transaction)
 #   GET pass-through    gateway  vs  nginx (keep-alive reverse proxy, worker_processes = the
-#                       gateway's io_threads, access log as the gateway's)  vs  the same nginx
+#                       gateway's io_threads, access log as the gateway's), both in front of a
+#                       static upstream (PASSTHROUGH)  vs  the same nginx
 #                       adding the headers the gateway forwards (request id both ways, trace
 #                       context, Forwarded: what they cost the provider and the agent)  vs  the
 #                       bare proxy (bench/bare_proxy.cpp: the gateway's stack with none of its
@@ -49,6 +50,9 @@
 # GROUP (database.group_max; unset: the gateway's default),
 # UPSTREAM=static (protected writes go to a static nginx location that answers 201, the upstream
 # "that costs almost nothing" of issue #30's setup; "booking": to the booking demo provider),
+# PASSTHROUGH=static (the GET pass-through reads from a static nginx server that answers 200 with
+# a small JSON body, issue #30's setup for its whole table; "booking": reads booking bk_1 from the
+# booking demo provider, whose own cost per request then dilutes the proxies' difference),
 # IO_THREADS=2 (gateway io_threads = nginx worker_processes), PROVIDER_CONNECTIONS=64 (gateway's
 # upstream pool; nginx keeps 64 idle upstream connections per worker), ACCESS_LOG=1 (the
 # gateway's log.access, its default, and nginx's access_log to a file in the combined format;
@@ -59,7 +63,7 @@
 # build/release: write-gateway, demo-provider, gateway-load, bare-proxy), BENCH_PG_PORT=25719,
 # BENCH_GATEWAY_PORT=18471, BENCH_PROVIDER_PORT=19473, BENCH_CONTROL_PORT=19474,
 # BENCH_NGINX_PORT=18472, BENCH_BARE_PORT=18473,
-# BENCH_NGINX_FORWARDING_PORT=18475.
+# BENCH_NGINX_FORWARDING_PORT=18475, BENCH_STATIC_PORT=18476.
 # Installs what it needs and the gateway build does not (jq, nginx-light, gnuplot-nox) with
 # apt-get when missing. Logs of the last run: build/bench-logs/.
 set -euo pipefail
@@ -102,6 +106,7 @@ group=${GROUP:-}
 io_threads=${IO_THREADS:-2}
 provider_conns=${PROVIDER_CONNECTIONS:-64}
 upstream=${UPSTREAM:-static}
+passthrough_upstream=${PASSTHROUGH:-static}
 load_threads=${LOAD_THREADS:-1}
 max_tries=${MAX_TRIES:-8}
 seed_tasks=${SEED_TASKS:-10000}
@@ -116,8 +121,9 @@ ctlport=${BENCH_CONTROL_PORT:-19474}
 nginxport=${BENCH_NGINX_PORT:-18472}
 bareport=${BENCH_BARE_PORT:-18473}
 nginxfwdport=${BENCH_NGINX_FORWARDING_PORT:-18475}
+staticport=${BENCH_STATIC_PORT:-18476}
 plot=${results%.md}.png
-command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" FRESH_CLIENTS=$fresh_clients NEIGHBOUR_CLIENTS=$neighbour_clients IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct PIPELINE=$pipeline${group:+ GROUP=$group} IO_THREADS=$io_threads UPSTREAM=$upstream PROVIDER_CONNECTIONS=$provider_conns ACCESS_LOG=$access_log LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
+command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" FRESH_CLIENTS=$fresh_clients NEIGHBOUR_CLIENTS=$neighbour_clients IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct PIPELINE=$pipeline${group:+ GROUP=$group} IO_THREADS=$io_threads UPSTREAM=$upstream PASSTHROUGH=$passthrough_upstream PROVIDER_CONNECTIONS=$provider_conns ACCESS_LOG=$access_log LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
 
 case $access_log in 0 | 1) ;; *) echo "bench: ACCESS_LOG must be 0 or 1" >&2; exit 2 ;; esac
 max_level=1
@@ -138,6 +144,7 @@ t0=$SECONDS
 say() { echo "bench: $*" >&2; }
 die() { say "$*"; exit 1; }
 case $upstream in static | booking) ;; *) die "UPSTREAM is static or booking, not $upstream" ;; esac
+case $passthrough_upstream in static | booking) ;; *) die "PASSTHROUGH is static or booking, not $passthrough_upstream" ;; esac
 
 # --- What the benchmark needs beyond the gateway's build (scripts/deps.sh) ------------------
 need_packages() {
@@ -182,7 +189,7 @@ fi
 for b in write-gateway demo-provider gateway-load bare-proxy; do [ -x "$bin/$b" ] || die "no $bin/$b"; done
 build_s=$((SECONDS - t0))
 
-for port in "$pgport" "$gwport" "$provport" "$ctlport" "$nginxport" "$bareport" "$nginxfwdport"; do
+for port in "$pgport" "$gwport" "$provport" "$ctlport" "$nginxport" "$bareport" "$nginxfwdport" "$staticport"; do
   [ -z "$(ss -ltnH "sport = :$port")" ] || die "port $port is in use; set BENCH_*_PORT"
 done
 
@@ -247,7 +254,7 @@ provider_pid=$!
 config=$work/gateway.json
 jq -n --slurpfile dev config/dev.json --argjson gwport "$gwport" --argjson pool "$pool" --argjson direct "$direct" --argjson pipeline "$pipeline" --argjson group "${group:-null}" \
   --argjson io "$io_threads" --argjson access "$([ "$access_log" = 1 ] && echo true || echo false)" --argjson maxconn $((idle_n + max_level + 1000)) --argjson upconns "$provider_conns" \
-  --arg provider "http://127.0.0.1:$provport" --arg static "http://127.0.0.1:$nginxport/static-provider" '{
+  --arg provider "http://127.0.0.1:$provport" --arg static "http://127.0.0.1:$staticport" '{
     listen: {address: "127.0.0.1", port: $gwport},
     database: ({url_env: "GATEWAY_DATABASE_URL", pool_size: $pool, direct_connections: $direct, direct_pipeline: $pipeline} + (if $group == null then {} else {group_max: $group} end)),
     http: {io_threads: $io, max_connections: $maxconn},
@@ -281,7 +288,16 @@ else
   nginx_access="access_log off;" access_label="access log off"
 fi
 passthrough_task=bench-passthrough
-passthrough_path=/v1/tenants/tenant-a/tasks/$passthrough_task/providers/booking/bookings/bk_1
+# The pass-through's upstream (PASSTHROUGH): the gateway's provider route, its port, and what
+# the results say of it.
+if [ "$passthrough_upstream" = static ]; then
+  passthrough_provider=static passthrough_port=$staticport
+  passthrough_label="the static nginx server (200 and a 36-byte JSON body, access log off), issue #30's upstream"
+else
+  passthrough_provider=booking passthrough_port=$provport
+  passthrough_label="the booking demo provider (PASSTHROUGH=booking), booking bk_1"
+fi
+passthrough_path=/v1/tenants/tenant-a/tasks/$passthrough_task/providers/$passthrough_provider/bookings/bk_1
 rm -rf "$nginxdir"
 mkdir -p "$nginxdir/temp"
 cat >"$nginxdir/nginx.conf" <<EOF
@@ -301,20 +317,25 @@ http {
   scgi_temp_path $nginxdir/temp/scgi;
   keepalive_requests 1000000;
   upstream provider {
-    server 127.0.0.1:$provport;
+    server 127.0.0.1:$passthrough_port;
     keepalive 64;
+  }
+  # The static upstream "that costs almost nothing" of issue #30's setup, unlogged: the
+  # protected writes' (UPSTREAM=static) get a 201, the pass-through's reads (PASSTHROUGH=static)
+  # a 200, each with a small JSON body.
+  server {
+    listen 127.0.0.1:$staticport;
+    access_log off;
+    default_type application/json;
+    location / {
+      if (\$request_method = GET) { return 200 '{"id":"bk_1","status":"confirmed"}\n'; }
+      return 201 '{"id":"bk_static","status":"confirmed"}\n';
+    }
   }
   server {
     listen 127.0.0.1:$nginxport;
     location /healthz { return 200 "ok\n"; }
-    # The static upstream of the protected writes (UPSTREAM=static): a 201 and a small JSON body
-    # for every request, unlogged, as issue #30 measured the gateway.
-    location /static-provider/ {
-      access_log off;
-      default_type application/json;
-      return 201 '{"id":"bk_static","status":"confirmed"}\n';
-    }
-    location /v1/tenants/tenant-a/tasks/$passthrough_task/providers/booking/ {
+    location /v1/tenants/tenant-a/tasks/$passthrough_task/providers/$passthrough_provider/ {
       proxy_pass http://provider/;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
@@ -326,7 +347,7 @@ http {
   # is fixed (nginx has no second random id): the bytes the provider reads are as many.
   server {
     listen 127.0.0.1:$nginxfwdport;
-    location /v1/tenants/tenant-a/tasks/$passthrough_task/providers/booking/ {
+    location /v1/tenants/tenant-a/tasks/$passthrough_task/providers/$passthrough_provider/ {
       proxy_pass http://provider/;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
@@ -347,7 +368,7 @@ wait_ready "$nginx_pid" "http://127.0.0.1:$nginxport/healthz" 50 0.1 ||
 # The floor of the gateway's own stack (bench/bare_proxy.cpp): Asio coroutines and Beast's
 # parsers forwarding the same GET, with nothing of the gateway's own work. Beside nginx, it says
 # how much of the gateway's gap to nginx is the stack and how much is the gateway.
-"$bin/bare-proxy" --port "$bareport" --upstream-port "$provport" --threads "$io_threads" >"$logs/bare-proxy.log" 2>&1 &
+"$bin/bare-proxy" --port "$bareport" --upstream-port "$passthrough_port" --threads "$io_threads" >"$logs/bare-proxy.log" 2>&1 &
 bare_pid=$!
 for _ in $(seq 50); do [ -z "$(ss -ltnH "sport = :$bareport")" ] || break; sleep 0.1; done
 [ -n "$(ss -ltnH "sport = :$bareport")" ] || die "the bare proxy is not listening (log: $logs/bare-proxy.log)"
@@ -814,7 +835,7 @@ alternate_phase() {
   # (3.7 s a level, which it would take from the 10 minutes at every level).
   if [ "$c" = 8 ]; then
     sides+=(provider) labels+=("GET $c agents: the provider directly") series+=(passthrough-provider)
-    provider_side=(--alternate "provider,http://127.0.0.1:$provport/bookings/bk_1,booking-secret")
+    provider_side=(--alternate "provider,http://127.0.0.1:$passthrough_port/bookings/bk_1,booking-secret")
     what="gateway, nginx, nginx with the gateway's headers, the bare proxy and the provider directly"
   fi
   measure "$id" HTTP "GET pass-through $c agents: $what, alternating" -- \
@@ -1041,8 +1062,9 @@ relplot=$(basename -- "$plot")
   echo "| PostgreSQL | $pg_version, private cluster on 127.0.0.1, durable defaults: $(echo "$pg_settings" | tr '\n' ',' | sed 's/,$//; s/,/, /g') |"
   echo "| build | $bin, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1), $([ -n "$profile_used" ] && echo "the gateway's libraries optimized with the profile in ${profile_used#"$repo"/} (scripts/pgo.sh)" || echo "no profile (GATEWAY_PGO=0)") |"
   echo "| commit | $commit |"
-  echo "| protected writes' upstream | $([ "$upstream" = static ] && echo "a static nginx location (/static-provider/: 201 and a 41-byte JSON body, access log off), as in issue #30's setup; UPSTREAM=booking sends them to the booking demo provider" || echo "the booking demo provider (UPSTREAM=booking)") |"
-  echo "| gateway | pool_size $pool, direct_connections $direct, direct_pipeline $pipeline, group_max ${group:-default}, io_threads $io_threads, booking provider max_connections $provider_conns, $access_label (log.access; JSON lines on stderr to build/bench-logs/gateway.log, ${log_dropped:-?} lines dropped by its queue) (config: build/bench-logs/gateway.json) |"
+  echo "| protected writes' upstream | $([ "$upstream" = static ] && echo "a static nginx server (201 and a 41-byte JSON body, access log off), as in issue #30's setup; UPSTREAM=booking sends them to the booking demo provider" || echo "the booking demo provider (UPSTREAM=booking)") |"
+  echo "| pass-through's upstream | $passthrough_label |"
+  echo "| gateway | pool_size $pool, direct_connections $direct, direct_pipeline $pipeline, group_max ${group:-default}, io_threads $io_threads, providers' max_connections $provider_conns, $access_label (log.access; JSON lines on stderr to build/bench-logs/gateway.log, ${log_dropped:-?} lines dropped by its queue) (config: build/bench-logs/gateway.json) |"
   echo "| nginx | $nginx_version, worker_processes $io_threads, upstream keepalive 64, proxy_http_version 1.1, Connection \"\", $([ "$access_log" = 1 ] && echo "access_log on (default combined format, to a file)" || echo "access_log off") |"
   echo "| load generator | gateway-load (bench/load.cpp): Asio coroutines on $load_threads thread(s), one keep-alive connection per agent; pgbench -M prepared -j 2, --max-tries=$max_tries, the isolation each script names (SERIALIZABLE admissions and claims, READ COMMITTED outcomes) |"
   echo "| data | fresh for the first pair (gateway: its migrations and the load's claims; minimal SQL: $seed_tasks owner rows, no operation); then seeded with $seed_tasks finished tasks x $seed_ops committed operations on both sides (bench/pgbench_seed.sql, bench/minimal_seed.sql, ${seed_s} s); every measurement adds to it |"
@@ -1116,9 +1138,9 @@ relplot=$(basename -- "$plot")
   echo "  the minimal SQL, its operations still admitted (a script ended before its outcome)."
   echo "- Protected agents each claim one task before the clock starts and, after anything but a"
   echo "  commit, go on with a freshly claimed one. Claims each take a fresh task. Pass-through GETs"
-  echo "  read one booking (\`GET $passthrough_path\`, the agent token only, no grant) through the"
-  echo "  gateway, through nginx under the same path (it injects the provider credential, as the"
-  echo "  gateway does), and at /bookings/bk_1 on the provider itself; the gateway and nginx both with"
+  echo "  (\`GET $passthrough_path\`, the agent token only, no grant) read from $passthrough_label,"
+  echo "  through the gateway, through nginx under the same path (it injects the provider credential,"
+  echo "  as the gateway does), and at /bookings/bk_1 on the upstream itself; the gateway and nginx both with"
   echo "  the $access_label (gateway: log.access; nginx: access_log, combined format, to a file)."
   echo "  The bare proxy (bench/bare_proxy.cpp) forwards the same GET with the gateway's stack alone:"
   echo "  Asio coroutines, Beast's parsers, mimalloc, connections placed as the gateway places them,"
