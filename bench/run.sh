@@ -53,8 +53,9 @@
 # PASSTHROUGH=static (the GET pass-through reads from a static nginx server that answers 200 with
 # a small JSON body, issue #30's setup for its whole table; "booking": reads booking bk_1 from the
 # booking demo provider, whose own cost per request then dilutes the proxies' difference),
-# IO_THREADS=2 (gateway io_threads = nginx worker_processes), PROVIDER_CONNECTIONS=64 (gateway's
-# upstream pool; nginx keeps 64 idle upstream connections per worker), ACCESS_LOG=1 (the
+# IO_THREADS=2 (gateway io_threads = nginx worker_processes), PROVIDER_CONNECTIONS (the most
+# agents of the run: the gateway's providers' max_connections; nginx opens an upstream
+# connection per request in flight and keeps 64 idle ones per worker), ACCESS_LOG=1 (the
 # gateway's log.access, its default, and nginx's access_log to a file in the combined format;
 # 0: both off), LOAD_THREADS=1 (gateway-load event loops), MAX_TRIES=8 (pgbench tries per
 # transaction, as the gateway's SERIALIZABLE loop), SEED_TASKS=10000, SEED_OPS=10 (the history
@@ -104,7 +105,6 @@ direct=${DIRECT:-8}
 pipeline=${PIPELINE:-4}
 group=${GROUP:-}
 io_threads=${IO_THREADS:-2}
-provider_conns=${PROVIDER_CONNECTIONS:-64}
 upstream=${UPSTREAM:-static}
 passthrough_upstream=${PASSTHROUGH:-static}
 load_threads=${LOAD_THREADS:-1}
@@ -123,7 +123,6 @@ bareport=${BENCH_BARE_PORT:-18473}
 nginxfwdport=${BENCH_NGINX_FORWARDING_PORT:-18475}
 staticport=${BENCH_STATIC_PORT:-18476}
 plot=${results%.md}.png
-command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" FRESH_CLIENTS=$fresh_clients NEIGHBOUR_CLIENTS=$neighbour_clients IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct PIPELINE=$pipeline${group:+ GROUP=$group} IO_THREADS=$io_threads UPSTREAM=$upstream PASSTHROUGH=$passthrough_upstream PROVIDER_CONNECTIONS=$provider_conns ACCESS_LOG=$access_log LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
 
 case $access_log in 0 | 1) ;; *) echo "bench: ACCESS_LOG must be 0 or 1" >&2; exit 2 ;; esac
 max_level=1
@@ -131,6 +130,10 @@ for c in "${levels[@]}" "$fresh_clients" "$neighbour_clients"; do
   case $c in '' | *[!0-9]* | 0) echo "bench: CONCURRENCY, FRESH_CLIENTS and NEIGHBOUR_CLIENTS must be positive integers" >&2; exit 2 ;; esac
   [ "$c" -le "$max_level" ] || max_level=$c
 done
+# nginx opens an upstream connection for every request in flight, with no cap (keepalive 64 caps
+# only the idle ones a worker keeps): the gateway's providers get room for as many.
+provider_conns=${PROVIDER_CONNECTIONS:-$max_level}
+command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" FRESH_CLIENTS=$fresh_clients NEIGHBOUR_CLIENTS=$neighbour_clients IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct PIPELINE=$pipeline${group:+ GROUP=$group} IO_THREADS=$io_threads UPSTREAM=$upstream PASSTHROUGH=$passthrough_upstream PROVIDER_CONNECTIONS=$provider_conns ACCESS_LOG=$access_log LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
 
 pgdir=$repo/build/bench-pg
 nginxdir=$repo/build/bench-nginx
