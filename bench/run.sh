@@ -295,7 +295,7 @@ passthrough_task=bench-passthrough
 # the results say of it.
 if [ "$passthrough_upstream" = static ]; then
   passthrough_provider=static passthrough_port=$staticport
-  passthrough_label="the static nginx server (200 and a 36-byte JSON body, access log off), issue #30's upstream"
+  passthrough_label="the static nginx server (200 and a 35-byte JSON body, access log off), issue #30's upstream"
 else
   passthrough_provider=booking passthrough_port=$provport
   passthrough_label="the booking demo provider (PASSTHROUGH=booking), booking bk_1"
@@ -1065,7 +1065,7 @@ relplot=$(basename -- "$plot")
   echo "| PostgreSQL | $pg_version, private cluster on 127.0.0.1, durable defaults: $(echo "$pg_settings" | tr '\n' ',' | sed 's/,$//; s/,/, /g') |"
   echo "| build | $bin, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1), $([ -n "$profile_used" ] && echo "the gateway's libraries optimized with the profile in ${profile_used#"$repo"/} (scripts/pgo.sh)" || echo "no profile (GATEWAY_PGO=0)") |"
   echo "| commit | $commit |"
-  echo "| protected writes' upstream | $([ "$upstream" = static ] && echo "a static nginx server (201 and a 41-byte JSON body, access log off), as in issue #30's setup; UPSTREAM=booking sends them to the booking demo provider" || echo "the booking demo provider (UPSTREAM=booking)") |"
+  echo "| protected writes' upstream | $([ "$upstream" = static ] && echo "a static nginx server (201 and a 40-byte JSON body, access log off), as in issue #30's setup; UPSTREAM=booking sends them to the booking demo provider" || echo "the booking demo provider (UPSTREAM=booking)") |"
   echo "| pass-through's upstream | $passthrough_label |"
   echo "| gateway | pool_size $pool, direct_connections $direct, direct_pipeline $pipeline, group_max ${group:-default}, io_threads $io_threads, providers' max_connections $provider_conns, $access_label (log.access; JSON lines on stderr to build/bench-logs/gateway.log, ${log_dropped:-?} lines dropped by its queue) (config: build/bench-logs/gateway.json) |"
   echo "| nginx | $nginx_version, worker_processes $io_threads, upstream keepalive 64, proxy_http_version 1.1, Connection \"\", $([ "$access_log" = 1 ] && echo "access_log on (default combined format, to a file)" || echo "access_log off") |"
