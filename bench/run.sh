@@ -48,7 +48,7 @@
 # DIRECT=8 connections per I/O thread for decisions made without a worker (database.direct_connections),
 # PIPELINE=4 decisions at once on one of them (database.direct_pipeline),
 # GROUP (database.group_max; unset: the gateway's default),
-# UPSTREAM=static (protected writes go to a static nginx location that answers 201, the upstream
+# UPSTREAM=static (protected writes go to a static nginx server that answers 201, the upstream
 # "that costs almost nothing" of issue #30's setup; "booking": to the booking demo provider),
 # PASSTHROUGH=static (the GET pass-through reads from a static nginx server that answers 200 with
 # a small JSON body, issue #30's setup for its whole table; "booking": reads booking bk_1 from the
