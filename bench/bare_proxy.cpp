@@ -6,6 +6,8 @@
 // credential, and the reply comes back with its own Content-Length.
 //
 //   bare-proxy --port P --upstream-port U [--threads N] [--credential C]
+#include "http/server.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -89,8 +91,8 @@ asio::awaitable<void> serve(tcp::socket agent, const Settings& s) {
   }
 }
 
-// Connections go to the first thread serving fewer than 4, else the one serving fewest: the
-// gateway's own placement (http/server.cpp), so both wake alike.
+// Connections go to the first thread serving fewer than the gateway's packed_connections, else
+// the one serving fewest: the gateway's own placement (http/server.cpp), so both wake alike.
 struct Threads {
   std::vector<std::unique_ptr<asio::io_context>> ios;
   std::unique_ptr<std::atomic<int>[]> served;
@@ -100,7 +102,7 @@ struct Threads {
   std::size_t next() const {
     std::size_t fewest = 0;
     for (std::size_t i = 0; i < ios.size(); ++i) {
-      if (served[i] < 4) return i;
+      if (served[i] < static_cast<int>(gw::http::Server::packed_connections)) return i;
       if (served[i] < served[fewest]) fewest = i;
     }
     return fewest;

@@ -47,7 +47,7 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
         served(std::make_unique<std::atomic<std::size_t>[]>(ios.size())) {}
 
   // Where the next accepted connection is served (accept loop only): the
-  // first io_context serving fewer than packed_connections, else the one
+  // first io_context serving fewer than Server::packed_connections, else the one
   // serving the fewest. A thread serving a few busy connections finds
   // several requests ready each time it wakes; dealt out in turn, two or
   // three connections would keep every thread falling asleep and being woken
@@ -58,12 +58,11 @@ struct Server::State : std::enable_shared_from_this<Server::State> {
     std::size_t fewest = 0;
     for (std::size_t i = 0; i < ios.size(); ++i) {
       const auto n = served[i].load(std::memory_order_relaxed);
-      if (n < packed_connections) return i;
+      if (n < Server::packed_connections) return i;
       if (n < served[fewest].load(std::memory_order_relaxed)) fewest = i;
     }
     return fewest;
   }
-  static constexpr std::size_t packed_connections = 4;
 
   std::vector<asio::io_context*> ios;
   ServerLimits limits;

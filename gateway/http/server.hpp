@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -61,13 +62,18 @@ using Screen = std::function<std::optional<Response>(const Request& head)>;
 
 class Server {
  public:
+  // How many connections share one io_context before the next goes to
+  // another (the constructor below). bench/bare_proxy.cpp places its own by it.
+  static constexpr std::size_t packed_connections = 4;
+
   Server(boost::asio::io_context& io, ServerLimits limits, Handler handler, Screen screen = {});
   // Accepts on the first io_context and serves each connection on one of
-  // them: the first serving fewer than 4 connections, else the one serving
-  // the fewest (a thread serving a few finds several requests ready each
-  // time it wakes; more would leave the other threads' cores unused). With one io_context per thread, a connection's requests
-  // are served on one thread, with no hand-over between threads. Each
-  // io_context must be run by exactly one thread: sessions use no strands.
+  // them: the first serving fewer than packed_connections, else the one
+  // serving the fewest (a thread serving a few finds several requests ready
+  // each time it wakes; more would leave the other threads' cores unused).
+  // With one io_context per thread, a connection's requests are served on
+  // one thread, with no hand-over between threads. Each io_context must be
+  // run by exactly one thread: sessions use no strands.
   Server(std::vector<boost::asio::io_context*> ios, ServerLimits limits, Handler handler, Screen screen = {});
   ~Server();
 
