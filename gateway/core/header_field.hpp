@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace gw {
@@ -15,6 +16,11 @@ struct HeaderField {
   // Spelled out: emplace_back(name, value) needs it where C++20's
   // parenthesized aggregate initialization is missing (clang before 16).
   HeaderField(std::string n, std::string v) : name(std::move(n)), value(std::move(v)) {}
+  // emplace_back(std::in_place, name, value) from bytes still in a parser's
+  // buffer: each string is built in place, not built and then moved (a short
+  // string's move is a copy). Tagged, so that a pair of literals stays
+  // unambiguous.
+  HeaderField(std::in_place_t, std::string_view n, std::string_view v) : name(n), value(v) {}
 
   std::string name;
   std::string value;

@@ -42,7 +42,8 @@ class RequestParser final : public boost::beast::http::basic_parser<true> {
   // without the head checks (http/framing.hpp) having seen it.
   void on_field_impl(boost::beast::http::field, string_view name, string_view value, error_code&) override {
     if (is_header_done()) return;
-    request.headers.emplace_back(std::string(name.data(), name.size()), std::string(value.data(), value.size()));
+    request.headers.emplace_back(std::in_place, std::string_view(name.data(), name.size()),
+                                 std::string_view(value.data(), value.size()));
   }
   void on_header_impl(error_code&) override {}
 

@@ -50,7 +50,8 @@ class ResponseParser final : public http::basic_parser<false> {
     response.headers.reserve(16);  // one allocation for a usual head, none regrown
   }
   void on_field_impl(http::field, beast::string_view name, beast::string_view value, error_code&) override {
-    response.headers.push_back({std::string(name), std::string(value)});
+    response.headers.emplace_back(std::in_place, std::string_view(name.data(), name.size()),
+                                  std::string_view(value.data(), value.size()));
   }
   void on_header_impl(error_code&) override {}
   void on_body_init_impl(const boost::optional<std::uint64_t>& length, error_code&) override {
