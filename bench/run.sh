@@ -306,6 +306,15 @@ else
 fi
 passthrough_path=/v1/tenants/tenant-a/tasks/$passthrough_task/providers/$passthrough_provider/bookings/bk_1
 
+# What both private nginx servers say first in their http block: temporary files under their
+# own directory (the defaults are root's, under /var/lib/nginx) and no cap on the requests a
+# keep-alive connection may carry.
+nginx_private_http() {
+  local kind
+  for kind in client_body proxy fastcgi uwsgi scgi; do echo "  ${kind}_temp_path $1/temp/${kind#client_};"; done
+  echo "  keepalive_requests 1000000;"
+}
+
 # The static upstream "that costs almost nothing" of issue #30's setup, unlogged: the protected
 # writes (UPSTREAM=static) get a 201, the pass-through's reads (PASSTHROUGH=static) a 200, each
 # with a small JSON body. An nginx of its own: as a server of the proxy's nginx, a worker often
@@ -324,12 +333,7 @@ error_log $staticdir/error.log warn;
 events { worker_connections $((2 * max_level + 1000)); }
 http {
   access_log off;
-  client_body_temp_path $staticdir/temp/body;
-  proxy_temp_path $staticdir/temp/proxy;
-  fastcgi_temp_path $staticdir/temp/fastcgi;
-  uwsgi_temp_path $staticdir/temp/uwsgi;
-  scgi_temp_path $staticdir/temp/scgi;
-  keepalive_requests 1000000;
+$(nginx_private_http "$staticdir")
   server {
     listen 127.0.0.1:$staticport;
     default_type application/json;
@@ -357,12 +361,7 @@ error_log $nginxdir/error.log warn;
 events { worker_connections $((idle_n + max_level + 1000)); }
 http {
   $nginx_access
-  client_body_temp_path $nginxdir/temp/body;
-  proxy_temp_path $nginxdir/temp/proxy;
-  fastcgi_temp_path $nginxdir/temp/fastcgi;
-  uwsgi_temp_path $nginxdir/temp/uwsgi;
-  scgi_temp_path $nginxdir/temp/scgi;
-  keepalive_requests 1000000;
+$(nginx_private_http "$nginxdir")
   upstream provider {
     server 127.0.0.1:$passthrough_port;
     keepalive 64;
