@@ -14,8 +14,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <thread>
 
 using namespace gw;
@@ -114,11 +116,18 @@ class CannedServer {
   void serve() {
     for (;;) {
       int conn = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (conn < 0) return;
+      if (conn < 0 && errno == EINTR) continue;
+      if (conn < 0) return;  // the destructor's shutdown()
+      // A connection that never finishes its head (another test's client
+      // that reached this ephemeral port) must not hold up the next one:
+      // connections are served one at a time.
+      const timeval patience{2, 0};
+      ::setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
       std::string request;
       char chunk[1024];
       while (request.find("\r\n\r\n") == std::string::npos) {
         auto n = ::read(conn, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         request.append(chunk, static_cast<std::size_t>(n));
       }
