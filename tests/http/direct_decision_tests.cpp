@@ -1,7 +1,7 @@
 // database.direct_connections: fresh claims decided on a connection the I/O
 // thread drives itself (service/db/direct_connections.hpp), over HTTP against a real
 // PostgreSQL. Faults are real: backends terminated while idle and while
-// the claim waits on a lock the test holds.
+// the claim waits on a lock the test holds, and one stopped (SIGSTOP).
 #include "support/eventually.hpp"
 #include "support/gateway_fixture.hpp"
 #include "support/parallel.hpp"
@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 #include <pqxx/pqxx>
+
+#include <signal.h>
 
 #include <array>
 #include <atomic>
@@ -224,6 +226,45 @@ TEST_CASE("direct decisions: a fresh claim whose connection is cut mid-statement
   // The agent's own retry is a new decision.
   g.claim("tenant-a", "cut", "o", 60000);
   CHECK(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'cut'") == "1");
+}
+
+TEST_CASE("direct decisions: a claim whose server stops answering is given up at call_timeout_ms, in doubt, never sent again") {
+  // The backend is stopped, so neither its statement_timeout nor anything
+  // else of the server's can end the statement: only the gateway's own
+  // deadline for the answer (database.call_timeout_ms) can.
+  Gateway g(one_thread(1, [](nlohmann::json& c) {
+    c["database"]["statement_timeout_ms"] = 200;
+    c["database"]["call_timeout_ms"] = 500;
+  }));
+  g.set_clock(1000);
+  REQUIRE(warm_up(g));
+  const auto pid = std::stoi(g.db().scalar(
+      "SELECT pid FROM pg_stat_activity WHERE application_name = 'write-gateway-direct'"
+      " AND datname = current_database()"));
+  struct Stopped {
+    int pid;
+    explicit Stopped(int p) : pid(p) { REQUIRE(::kill(pid, SIGSTOP) == 0); }
+    ~Stopped() { ::kill(pid, SIGCONT); }
+  };
+  Reply reply;
+  {
+    Stopped stopped(pid);
+    reply = HttpClient(g.port(), std::chrono::seconds(60))
+                .post_json(task_path("tenant-a", "stalled", "claim"), minute_claim, agent_a);
+    // Answered while the backend is still stopped: the gateway gave up.
+    check_problem(reply, 503, "authority_unavailable");
+  }
+  // Sent once: the backend, resumed, may still commit it, and the gateway
+  // never sends it again. Its connection is not lent again, and a new
+  // one decides directly.
+  CHECK(eventually([&] { return direct_backends(g, "pid = " + std::to_string(pid)) == "0"; }));
+  CHECK(std::stoi(g.db().scalar("SELECT count(*) FROM tasks WHERE task = 'stalled'")) <= 1);
+  const auto before = metric(g, "gateway_db_direct_decisions_total");
+  int n = 0;
+  CHECK(eventually([&] {
+    g.claim("tenant-a", "after-stall-" + std::to_string(++n), "o", 60000);
+    return metric(g, "gateway_db_direct_decisions_total") > before;
+  }));
 }
 
 TEST_CASE("direct decisions: many agents claiming one new task at once: exactly one grant, one epoch") {

@@ -43,7 +43,14 @@ PgConnection::PgConnection(asio::any_io_executor executor, PgConnPtr connection,
                            std::chrono::milliseconds call_timeout)
     : connection_(std::move(connection)),
       socket_(executor, PQsocket(connection_.get())),
-      deadline_(executor),
+      // The oldest call's deadline. Only stored while it is later than the
+      // one the timer waits for, so a decision neither re-arms the timer
+      // nor queues a cancellation (deadline.hpp).
+      deadline_(executor,
+                [this] {
+                  timed_out_ = true;
+                  socket_.cancel();
+                }),
       call_timeout_(call_timeout) {}
 
 PgConnection::~PgConnection() {
@@ -79,10 +86,15 @@ asio::awaitable<PgResultPtr> PgConnection::results(bool prepare, bool* prepare_f
   // found then, a deferred constraint) arrives after its rows, as a result
   // of its own, and rolled it all back. An error wins over rows, as in
   // libpq's PQexec; a statement skipped after a failed Prepare is no answer.
+  //
+  // What libpq already holds is parsed first, and the socket is read only
+  // once it is readable: read right after sending, it would nearly always
+  // find nothing (one system call more per decision, docs/performance.md).
+  // The wait re-arms the descriptor (epoll_ctl), so an answer that came
+  // meanwhile is reported at once.
   PgResultPtr kept;
   bool ended = false;  // one statement's results ended (libpq's NULL); two in a row: nothing more is coming
   for (;;) {
-    if (!PQconsumeInput(connection_.get())) throw std::runtime_error(pq_message(PQerrorMessage(connection_.get())));
     while (!PQisBusy(connection_.get())) {
       PgResultPtr next(PQgetResult(connection_.get()));
       if (!next) {
@@ -102,6 +114,7 @@ asio::awaitable<PgResultPtr> PgConnection::results(bool prepare, bool* prepare_f
       if (!kept || PQresultStatus(kept.get()) != PGRES_FATAL_ERROR) kept = std::move(next);
     }
     co_await wait(Ready::to_read);
+    if (!PQconsumeInput(connection_.get())) throw std::runtime_error(pq_message(PQerrorMessage(connection_.get())));
   }
 }
 
@@ -118,21 +131,11 @@ asio::awaitable<void> PgConnection::await_turn(Call& call) {
   }
   if (lost_) throw std::runtime_error("the connection broke before the answer");
   timed_out_ = false;
-  const unsigned turn = ++turn_;
   deadline_.expires_after(call_timeout_);
-  deadline_.async_wait([weak = weak_from_this(), turn](const boost::system::error_code& ec) {
-    auto self = weak.lock();
-    if (ec || !self || self->turn_ != turn) return;
-    self->timed_out_ = true;
-    self->socket_.cancel();
-  });
 }
 
 void PgConnection::done(Call& call) {
-  if (!calls_.empty() && calls_.front() == &call) {
-    ++turn_;
-    deadline_.cancel();
-  }
+  if (!calls_.empty() && calls_.front() == &call) deadline_.expires_never();
   std::erase(calls_, &call);
   // After a break every call still waiting learns it now.
   if (lost_)

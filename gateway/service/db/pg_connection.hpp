@@ -20,6 +20,8 @@
 #include "store/pool.hpp"
 #include "store/prepared.hpp"
 
+#include "deadline.hpp"
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -118,14 +120,13 @@ class PgConnection : public std::enable_shared_from_this<PgConnection> {
 
   PgConnPtr connection_;
   asio::posix::stream_descriptor socket_;
-  asio::steady_timer deadline_;
+  Deadline deadline_;  // for the oldest call's answer; stopped before socket_ goes
   std::chrono::milliseconds call_timeout_;
   std::set<std::string, std::less<>> prepared_;
   std::deque<Call*> calls_;  // sent and not yet answered, oldest first
   bool broken_ = false;      // never lent again
   bool lost_ = false;        // nothing more can be read: every call still waiting is in doubt
   bool timed_out_ = false;
-  unsigned turn_ = 0;  // which call's turn the deadline belongs to
 };
 
 }  // namespace gw
