@@ -13,6 +13,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <future>
 #include <string>
 #include <thread>
@@ -46,10 +47,23 @@ struct Connected {
   PgResult run(const char* name, const char* sql, const Args&... args) {
     const Statement statement{name, sql};
     auto params = PgParams::of(std::make_tuple(args...));
-    auto done = asio::co_spawn(io, awaited(statement, params), asio::use_future);
+    std::vector<std::future<std::optional<PgResult>>> done;
+    done.push_back(asio::co_spawn(io, awaited(statement, params), asio::use_future));
+    run_until_answered(done);
+    return std::move(*done[0].get());
+  }
+
+  // Runs the io_context until every one of `answers` is in. Not until it
+  // runs out of work: the connection's deadline timer stays armed between
+  // calls (deadline.hpp) and would hold it to the call timeout.
+  void run_until_answered(std::vector<std::future<std::optional<PgResult>>>& answers) {
+    const auto answered = [&] {
+      return std::all_of(answers.begin(), answers.end(), [](const auto& answer) {
+        return answer.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+      });
+    };
     io.restart();
-    io.run();
-    return std::move(*done.get());
+    while (!answered()) io.run_one();
   }
 
   // run(), as co_spawn wants it (a default-constructible result).
@@ -70,8 +84,7 @@ struct Connected {
   }
   std::vector<std::future<std::optional<PgResult>>> all(const std::vector<Call>& calls) {
     auto answers = started(calls);
-    io.restart();
-    io.run();
+    run_until_answered(answers);
     return answers;
   }
   asio::awaitable<std::optional<PgResult>> with_text(Call call) {
@@ -80,12 +93,11 @@ struct Connected {
   }
 
   // Runs the io_context on a second thread, terminates this connection's
-  // backend as soon as it is seen running pg_sleep, and waits for the
-  // io_context to finish. Whether it was seen running.
-  bool terminated_while_sleeping() {
+  // backend as soon as it is seen running pg_sleep, and waits until every
+  // one of `answers` is in. Whether it was seen running.
+  bool terminated_while_sleeping(std::vector<std::future<std::optional<PgResult>>>& answers) {
     const auto pid = backend_pid();
-    io.restart();
-    std::thread runner([&] { io.run(); });
+    std::thread runner([&] { run_until_answered(answers); });
     const bool seen = eventually([&] {
       return db.scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = " + pid + " AND query LIKE '%pg_sleep%'"
                        " AND state = 'active'") == "1";
@@ -216,10 +228,11 @@ TEST_CASE("pg connection: a backend terminated mid-statement is AuthorityUnavail
   const Statement slow{"sleep", "SELECT pg_sleep($1::int)"};
   c.run(slow.name, slow.sql, 0);
   const auto thirty = PgParams::of(std::make_tuple(30));
-  auto done = asio::co_spawn(c.io, c.awaited(slow, thirty), asio::use_future);
-  REQUIRE(c.terminated_while_sleeping());
+  std::vector<std::future<std::optional<PgResult>>> answers;
+  answers.push_back(asio::co_spawn(c.io, c.awaited(slow, thirty), asio::use_future));
+  REQUIRE(c.terminated_while_sleeping(answers));
   try {
-    done.get();
+    answers[0].get();
     FAIL("no error");
   } catch (const AuthorityUnavailable& e) {
     // The server's own word (it rolled the statement back) when its error
@@ -306,7 +319,7 @@ TEST_CASE("pg connection: a backend terminated mid-statement leaves every statem
   c.run(insert.name, insert.sql, std::string("0"));  // both prepared beforehand: see the mid-statement test above
   c.db.exec("DELETE FROM behind");
   auto answers = c.started({{slow, "30"}, {insert, "1"}});
-  REQUIRE(c.terminated_while_sleeping());
+  REQUIRE(c.terminated_while_sleeping(answers));
   CHECK_THROWS_AS(answers[0].get(), AuthorityUnavailable);
   try {
     answers[1].get();
