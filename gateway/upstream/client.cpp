@@ -95,7 +95,10 @@ net::awaitable<Result> Client::exchange(const Endpoint& endpoint, Request reques
     if (auto conn = pool->take_now(*io, endpoint, partition)) {
       detail::Exchanged done;
       try {
-        done = co_await detail::exchange(std::move(conn), std::move(request), endpoint, detail::ConnectionUse::reused);
+        // take_now found it quiet just now, and awaiting the exchange starts
+        // it on this turn of the event loop.
+        done = co_await detail::exchange(std::move(conn), std::move(request), endpoint,
+                                         detail::ConnectionUse::reused_just_checked);
       } catch (const std::bad_alloc&) {
         done = detail::out_of_memory();
       }

@@ -104,7 +104,10 @@ net::awaitable<Exchanged> exchange(std::shared_ptr<Connection> conn, Request req
   // message; head and body go out in one gathered write.
   const std::string head_bytes = wire_head(request, endpoint);
   const std::string body = std::move(request.body);
-  bool may_resend = use == ConnectionUse::reused && request.resend_if_stale;  // not yet spent
+  bool may_resend = use != ConnectionUse::fresh && request.resend_if_stale;  // not yet spent
+  // The connection was found quiet on this turn of the event loop: while the
+  // request is written on the spot, nothing can have been reported since.
+  bool quiet_since_check = use == ConnectionUse::reused_just_checked;
   bool sent_before = false;  // a byte of the request left on a connection given up for a resend
 
   // `sent`: whether a byte of this attempt had left (else only an earlier
@@ -137,8 +140,11 @@ net::awaitable<Exchanged> exchange(std::shared_ptr<Connection> conn, Request req
     error_code ec;
     rest.consume(stream.write_now(wire, ec));
     if (ec == net::error::would_block) ec = {};
+    if (!ec && beast::buffer_bytes(rest) == 0 && std::exchange(quiet_since_check, false))
+      stream.wait_before_next_read();  // the reply cannot be there yet: no recv to find that out
     if (!ec && beast::buffer_bytes(rest) != 0)
       std::tie(ec, std::ignore) = co_await net::async_write(stream, rest, as_result);
+    quiet_since_check = false;  // a wait for the write, or a resend: the loop has turned
 
     bool resend = false;
     if (ec) {

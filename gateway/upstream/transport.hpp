@@ -12,6 +12,7 @@
 #pragma once
 
 #include "upstream/asio_types.hpp"
+#include "wait_first_read.hpp"
 
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
@@ -57,8 +58,13 @@ class CountingSocket {
 
   template <class Buffers, class Token>
   auto async_read_some(const Buffers& buffers, Token&& token) {
+    if (std::exchange(wait_first_, false))
+      return async_read_some_wait_first(socket_, buffers, std::forward<Token>(token));
     return socket_.async_read_some(buffers, std::forward<Token>(token));
   }
+  // The next read waits for the reactor's report before it tries the
+  // socket (wait_first_read.hpp says when that is right).
+  void wait_before_next_read() { wait_first_ = true; }
   template <class Buffers, class Token>
   auto async_write_some(const Buffers& buffers, Token&& token) {
     return async_write_some_counted(socket_, buffers, written_, std::forward<Token>(token));
@@ -77,6 +83,7 @@ class CountingSocket {
  private:
   TcpSocket socket_;
   std::size_t written_ = 0;
+  bool wait_first_ = false;
 };
 
 class Transport {
@@ -108,6 +115,15 @@ class Transport {
   template <class Buffers>
   std::size_t write_now(const Buffers& buffers, error_code& ec) {
     return tls_ ? 0 : raw_.write_now(buffers, ec);
+  }
+
+  // Plain TCP: the reply's first read waits for the reactor's report,
+  // with no recv that finds nothing first. Only for a socket found empty
+  // (Connection::peer_closed) with no turn of the event loop since, which
+  // the caller vouches for (wait_first_read.hpp). Under TLS the record
+  // layer reads as it needs.
+  void wait_before_next_read() {
+    if (!tls_) raw_.wait_before_next_read();
   }
 
   template <class Buffers, class Token>
