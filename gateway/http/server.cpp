@@ -6,6 +6,7 @@
 #include "http/request_parser.hpp"
 
 #include "deadline.hpp"
+#include "socket_read.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -136,6 +137,20 @@ asio::awaitable<bool> write_reply(Connection<Stream> c, Response reply, ReplyFra
   co_return !ec;
 }
 
+// A read of the agent's bytes. Over plain TCP, `start` says whether to try
+// the socket before waiting (socket_read.hpp): the wait for a request tries
+// only when the reactor has news since the last read found the socket
+// drained, so a keep-alive connection's wait after each reply costs no recv
+// that finds nothing; a read that continues a head or a body tries at once.
+// TLS reads through its record layer.
+template <class Stream>
+auto read_some(Stream& stream, asio::mutable_buffer into, ReadStart start) {
+  if constexpr (std::is_same_v<Stream, tcp::socket>)
+    return async_receive(stream, into, start, use_tuple);
+  else
+    return stream.async_read_some(into, use_tuple);
+}
+
 // Keeps the connection count for the cap; the last thing a session does.
 struct ConnectionSlot {
   std::shared_ptr<Server::State> state;
@@ -168,7 +183,7 @@ asio::awaitable<void> linger(Connection<Stream> c, beast::flat_buffer& buffer) {
   buffer.clear();
   const auto scratch = buffer.prepare(std::min(buffer.max_size(), read_chunk_bytes));
   for (std::size_t drained = 0; drained < linger_bytes;) {
-    auto [ec, n] = co_await c.stream.async_read_some(scratch, use_tuple);
+    auto [ec, n] = co_await read_some(c.stream, scratch, ReadStart::try_first);
     if (ec) break;
     drained += n;
   }
@@ -209,7 +224,7 @@ asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const st
     // header_timeout, so a client that trickles bytes cannot hold the slot.
     if (buffer.size() == 0) {
       if (!first) c.deadline.expires_after(limits.idle_timeout);
-      auto [fec, fn] = co_await stream.async_read_some(buffer.prepare(4096), use_tuple);
+      auto [fec, fn] = co_await read_some(stream, buffer.prepare(4096), ReadStart::if_reported);
       if (fec) break;
       buffer.commit(fn);
     }
@@ -220,11 +235,32 @@ asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const st
     std::size_t hn = parser.put(buffer.data(), hec);
     buffer.consume(hn);
     if (hec == bhttp::error::need_more) hec = {};
+    // The rest of a head read as Beast's async_read_header reads it (the
+    // same errors), each read trying the socket at once.
     if (!hec && !parser.is_header_done()) {
       if (!first) c.deadline.expires_after(limits.header_timeout);
-      auto [rec, rn] = co_await bhttp::async_read_header(stream, buffer, parser, use_tuple);
-      hec = rec;
-      hn += rn;
+      while (!hec && !parser.is_header_done()) {
+        const std::size_t room = beast::read_size(buffer, 65536);
+        if (room == 0) {
+          hec = bhttp::error::buffer_overflow;
+          break;
+        }
+        auto [rec, rn] = co_await read_some(stream, buffer.prepare(room), ReadStart::try_first);
+        buffer.commit(rn);
+        if (rec == asio::error::eof) {  // a head cut short
+          hec = parser.got_some() ? beast::error_code(bhttp::error::partial_message)
+                                  : beast::error_code(bhttp::error::end_of_stream);
+          break;
+        }
+        if (rec) {
+          hec = rec;
+          break;
+        }
+        const std::size_t used = parser.put(buffer.data(), hec);
+        buffer.consume(used);
+        hn += used;
+        if (hec == bhttp::error::need_more) hec = {};
+      }
     }
     // Beast's header_limit does not count the lines it parsed whole from its
     // first read; the documented limit is the whole head, request line to
@@ -314,7 +350,7 @@ asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const st
           bec = bhttp::error::buffer_overflow;
           break;
         }
-        auto [rec, rn] = co_await stream.async_read_some(buffer.prepare(room), use_tuple);
+        auto [rec, rn] = co_await read_some(stream, buffer.prepare(room), ReadStart::try_first);
         buffer.commit(rn);
         if (rec) {
           bec = rec == asio::error::eof ? bhttp::error::partial_message : rec;
@@ -448,6 +484,9 @@ std::uint16_t Server::listen(const std::string& address, std::uint16_t port) {
   acceptor.set_option(asio::socket_base::reuse_address(true));
   acceptor.bind(endpoint);
   acceptor.listen(asio::socket_base::max_listen_connections);
+  // Accepted connections inherit it: the wait for each request after the
+  // first tries the socket only on the reactor's news (read_some, above).
+  report_drain(acceptor.native_handle());
   asio::co_spawn(acceptor.get_executor(), accept_loop(state_), asio::detached);
   return acceptor.local_endpoint().port();
 }

@@ -17,7 +17,7 @@ class Connection;
 // for one kept alive, whether the exchange starts on the same turn of the
 // event loop as the check that found it quiet (Connection::peer_closed), so
 // that the reply's first read can wait for the reactor with no recv first
-// (wait_first_read.hpp).
+// (socket_read.hpp).
 enum class ConnectionUse { fresh, reused, reused_just_checked };
 
 struct Exchanged {

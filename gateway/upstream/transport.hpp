@@ -12,7 +12,7 @@
 #pragma once
 
 #include "upstream/asio_types.hpp"
-#include "wait_first_read.hpp"
+#include "socket_read.hpp"
 
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
@@ -59,11 +59,11 @@ class CountingSocket {
   template <class Buffers, class Token>
   auto async_read_some(const Buffers& buffers, Token&& token) {
     if (std::exchange(wait_first_, false))
-      return async_read_some_wait_first(socket_, buffers, std::forward<Token>(token));
+      return async_receive(socket_, buffers, ReadStart::wait, std::forward<Token>(token));
     return socket_.async_read_some(buffers, std::forward<Token>(token));
   }
   // The next read waits for the reactor's report before it tries the
-  // socket (wait_first_read.hpp says when that is right).
+  // socket (socket_read.hpp, ReadStart::wait, says when that is right).
   void wait_before_next_read() { wait_first_ = true; }
   template <class Buffers, class Token>
   auto async_write_some(const Buffers& buffers, Token&& token) {
@@ -120,7 +120,7 @@ class Transport {
   // Plain TCP: the reply's first read waits for the reactor's report,
   // with no recv that finds nothing first. Only for a socket found empty
   // (Connection::peer_closed) with no turn of the event loop since, which
-  // the caller vouches for (wait_first_read.hpp). Under TLS the record
+  // the caller vouches for (socket_read.hpp). Under TLS the record
   // layer reads as it needs.
   void wait_before_next_read() {
     if (!tls_) raw_.wait_before_next_read();
