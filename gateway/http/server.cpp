@@ -151,6 +151,18 @@ auto read_some(Stream& stream, asio::mutable_buffer into, ReadStart start) {
     return stream.async_read_some(into, use_tuple);
 }
 
+// One more read into `buffer` for a message under way (the rest of a head
+// or a body): it tries the socket at once, so a reset that came with the
+// first bytes is an error now. buffer_overflow when the buffer is full.
+template <class Stream>
+asio::awaitable<beast::error_code> read_more(Stream& stream, beast::flat_buffer& buffer) {
+  const std::size_t room = beast::read_size(buffer, 65536);
+  if (room == 0) co_return bhttp::error::buffer_overflow;
+  auto [ec, n] = co_await read_some(stream, buffer.prepare(room), ReadStart::try_first);
+  buffer.commit(n);
+  co_return ec;
+}
+
 // Keeps the connection count for the cap; the last thing a session does.
 struct ConnectionSlot {
   std::shared_ptr<Server::State> state;
@@ -240,13 +252,7 @@ asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const st
     if (!hec && !parser.is_header_done()) {
       if (!first) c.deadline.expires_after(limits.header_timeout);
       while (!hec && !parser.is_header_done()) {
-        const std::size_t room = beast::read_size(buffer, 65536);
-        if (room == 0) {
-          hec = bhttp::error::buffer_overflow;
-          break;
-        }
-        auto [rec, rn] = co_await read_some(stream, buffer.prepare(room), ReadStart::try_first);
-        buffer.commit(rn);
+        const auto rec = co_await read_more(stream, buffer);
         if (rec == asio::error::eof) {  // a head cut short
           hec = parser.got_some() ? beast::error_code(bhttp::error::partial_message)
                                   : beast::error_code(bhttp::error::end_of_stream);
@@ -345,13 +351,7 @@ asio::awaitable<void> serve(Server::State& state, Connection<Stream> c, const st
       // new byte since, Beast's chunk parser asserts.
       c.deadline.expires_after(limits.read_timeout);
       while (!bec && !parser.is_done()) {
-        const std::size_t room = beast::read_size(buffer, 65536);
-        if (room == 0) {
-          bec = bhttp::error::buffer_overflow;
-          break;
-        }
-        auto [rec, rn] = co_await read_some(stream, buffer.prepare(room), ReadStart::try_first);
-        buffer.commit(rn);
+        const auto rec = co_await read_more(stream, buffer);
         if (rec) {
           bec = rec == asio::error::eof ? bhttp::error::partial_message : rec;
           break;

@@ -109,23 +109,39 @@ void run_until_done(Pair& p, const Read& r) {
   }
 }
 
+// One read started as `start`, run until it completes: what it got.
+std::string receive(Pair& p, std::size_t room, gw::ReadStart start, Read& r) {
+  std::string into(room, '\0');
+  start_read(p, asio::buffer(into), start, r);
+  run_until_done(p, r);
+  REQUIRE(r.ec);
+  return into.substr(0, r.n);
+}
+
+
+// Starts a read as `start` on a socket with nothing to read, checks that it
+// waits with `calls` recv calls made so far, then sends `bytes` and checks
+// that the read gets them with one recv more.
+void check_waits_then_reads(Pair& p, gw::ReadStart start, int calls, const std::string& bytes) {
+  std::string into(64, '\0');
+  Read r;
+  start_read(p, asio::buffer(into), start, r);
+  p.turn();
+  CHECK_FALSE(r.ec);
+  CHECK(recv_calls == calls);
+  p.send(bytes);
+  run_until_done(p, r);
+  REQUIRE(r.ec);
+  CHECK_FALSE(*r.ec);
+  CHECK(into.substr(0, r.n) == bytes);
+  CHECK(recv_calls == calls + 1);
+}
+
 }  // namespace
 
 TEST_CASE("socket read, wait: no recv until bytes come, then one that reads them") {
   Pair p;
-  std::string into(64, '\0');
-  Read r;
-  start_wait_first(p, asio::buffer(into), r);
-  p.turn();
-  CHECK_FALSE(r.ec);
-  CHECK(recv_calls == 0);
-
-  p.send("reply");
-  run_until_done(p, r);
-  REQUIRE(r.ec);
-  CHECK_FALSE(*r.ec);
-  CHECK(into.substr(0, r.n) == "reply");
-  CHECK(recv_calls == 1);
+  check_waits_then_reads(p, gw::ReadStart::wait, 0, "reply");
 }
 
 TEST_CASE("socket read, wait: Asio's own read tries the empty socket first (what the count above saves)") {
@@ -231,30 +247,17 @@ TEST_CASE("socket read, wait: cancel() and close() end it with operation_aborted
 
 TEST_CASE("socket read: on a closed socket every start fails at once, as Asio's own read") {
   for (const auto start : {gw::ReadStart::wait, gw::ReadStart::if_reported, gw::ReadStart::try_first}) {
-  CAPTURE(static_cast<int>(start));
-  Pair p;
-  p.reader.close();
-  std::string into(8, '\0');
-  Read r;
-  start_read(p, asio::buffer(into), start, r);
-  run_until_done(p, r);
-  REQUIRE(r.ec);
-  CHECK(*r.ec == asio::error::bad_descriptor);
+    CAPTURE(static_cast<int>(start));
+    Pair p;
+    p.reader.close();
+    std::string into(8, '\0');
+    Read r;
+    start_read(p, asio::buffer(into), start, r);
+    run_until_done(p, r);
+    REQUIRE(r.ec);
+    CHECK(*r.ec == asio::error::bad_descriptor);
   }
 }
-
-namespace {
-
-// One read started as `start`, run until it completes: what it got.
-std::string receive(Pair& p, std::size_t room, gw::ReadStart start, Read& r) {
-  std::string into(room, '\0');
-  start_read(p, asio::buffer(into), start, r);
-  run_until_done(p, r);
-  REQUIRE(r.ec);
-  return into.substr(0, r.n);
-}
-
-}  // namespace
 
 TEST_CASE("socket read, if_reported: after a read that left nothing, the next waits with no recv") {
   Pair p(true);
@@ -264,19 +267,8 @@ TEST_CASE("socket read, if_reported: after a read that left nothing, the next wa
   CHECK(receive(p, 64, gw::ReadStart::if_reported, r) == "request one");
   CHECK_FALSE(*r.ec);
   CHECK(recv_calls == 1);
-
-  std::string into(64, '\0');
-  start_read(p, asio::buffer(into), gw::ReadStart::if_reported, r);
-  p.turn();
-  CHECK_FALSE(r.ec);
-  CHECK(recv_calls == 1);  // no try: the socket said it was drained
-
-  p.send("request two");
-  run_until_done(p, r);
-  REQUIRE(r.ec);
-  CHECK_FALSE(*r.ec);
-  CHECK(into.substr(0, r.n) == "request two");
-  CHECK(recv_calls == 2);
+  // No try: the socket said it was drained.
+  check_waits_then_reads(p, gw::ReadStart::if_reported, 1, "request two");
 }
 
 TEST_CASE("socket read, if_reported: without drain news it tries first, as Asio's own read") {
@@ -341,16 +333,8 @@ TEST_CASE("socket read, try_first: bytes already there are read with one recv, n
   p.wait_readable();
   CHECK(receive(p, 64, gw::ReadStart::try_first, r) == "abc");
   CHECK(recv_calls == 1);
-  std::string into(64, '\0');
-  start_read(p, asio::buffer(into), gw::ReadStart::try_first, r);
-  p.turn();
-  CHECK_FALSE(r.ec);
-  CHECK(recv_calls == 2);  // the try, and no second one from the reactor
-  p.send("def");
-  run_until_done(p, r);
-  REQUIRE(r.ec);
-  CHECK(into.substr(0, r.n) == "def");
-  CHECK(recv_calls == 3);
+  // The try, and no second one from the reactor.
+  check_waits_then_reads(p, gw::ReadStart::try_first, 2, "def");
 }
 
 TEST_CASE("socket read, if_reported with drain news: a stream in uneven pieces arrives whole and in order") {
