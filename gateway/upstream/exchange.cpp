@@ -140,11 +140,11 @@ net::awaitable<Exchanged> exchange(std::shared_ptr<Connection> conn, Request req
     error_code ec;
     rest.consume(stream.write_now(wire, ec));
     if (ec == net::error::would_block) ec = {};
-    if (!ec && beast::buffer_bytes(rest) == 0 && std::exchange(quiet_since_check, false))
+    const bool written_now = !ec && beast::buffer_bytes(rest) == 0;
+    if (written_now && quiet_since_check)
       stream.wait_before_next_read();  // the reply cannot be there yet: no recv to find that out
-    if (!ec && beast::buffer_bytes(rest) != 0)
-      std::tie(ec, std::ignore) = co_await net::async_write(stream, rest, as_result);
-    quiet_since_check = false;  // a wait for the write, or a resend: the loop has turned
+    quiet_since_check = false;  // a wait for the write below, or a resend: the loop turns
+    if (!ec && !written_now) std::tie(ec, std::ignore) = co_await net::async_write(stream, rest, as_result);
 
     bool resend = false;
     if (ec) {

@@ -1,7 +1,8 @@
 // The HTTP front door's own limits (issue #8), on a bare http::Server with a
 // trivial handler and real sockets: the slowloris header deadline, the
-// connection cap, the pause after a failed accept (a real EMFILE), and
-// `100 Continue` only for a head the screen lets through.
+// connection cap, the pause after a failed accept (a real EMFILE),
+// `100 Continue` only for a head the screen lets through, and an end of
+// stream or a reset that came with a client's last bytes ending it at once.
 #include "http/server.hpp"
 #include "support/eventually.hpp"
 #include "support/process.hpp"
@@ -18,6 +19,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -41,6 +43,14 @@ class Conn {
   void close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
+  }
+  // No more bytes from this side (FIN); replies can still be read.
+  void half_close() { ::shutdown(fd_, SHUT_WR); }
+  // Closes with a reset (RST) instead of a FIN.
+  void reset() {
+    const linger abort{1, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
+    close();
   }
   // False once the peer has closed (EPIPE/ECONNRESET).
   bool send(const std::string& bytes) {
@@ -190,6 +200,73 @@ TEST_CASE("read_timeout: a body trickled after its head is cut at read_timeout, 
   REQUIRE(c.send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n"));
   CHECK(c.trickle(std::string(100, 'a')) < 100);
   CHECK(h.handled == 0);
+}
+
+// A read that finds the socket drained makes the next wait for the reactor's
+// news (gateway/socket_read.hpp). An end of stream or a reset that came with
+// the last bytes gives no later news: these must still end the connection at
+// once, not at a timeout ten minutes away. To have them come with the bytes,
+// the server's thread is held while the client sends (loopback delivers
+// before send returns), and let go after.
+namespace {
+
+// Holds the harness's I/O thread until the returned object is destroyed.
+struct HeldThread {
+  std::promise<void> release;
+  explicit HeldThread(asio::io_context& io) {
+    std::promise<void> entered;
+    auto in = entered.get_future();
+    asio::post(io, [&entered, out = release.get_future().share()] {
+      entered.set_value();
+      out.wait();
+    });
+    in.wait();
+  }
+  ~HeldThread() { release.set_value(); }
+};
+
+}  // namespace
+
+TEST_CASE("a keep-alive client that half-closes with its request gets its reply, then the close, not idle_timeout") {
+  gw::http::ServerLimits limits;
+  limits.idle_timeout = 600s;
+  Harness h(limits);
+  Conn c(h.port);
+  REQUIRE(c.send(hello));
+  REQUIRE(c.receive_until("ok").find("200 OK") != std::string::npos);
+  {
+    HeldThread held(h.io);
+    REQUIRE(c.send(hello));  // the second request and the FIN, read together
+    c.half_close();
+  }
+  // The reply, then the server's close (receive says nullopt).
+  std::string all;
+  CHECK(eventually([&] {
+    auto part = c.receive(100ms);
+    if (!part) return true;
+    all += *part;
+    return false;
+  }, 20s));
+  CHECK(all.find("200 OK") != std::string::npos);
+  CHECK(h.handled == 2);
+  CHECK(eventually([&] { return h.server.open_connections() == 0; }, 20s));
+}
+
+TEST_CASE("a client that sends part of a head and resets frees its slot at once, not at header_timeout") {
+  gw::http::ServerLimits limits;
+  limits.idle_timeout = 600s;
+  limits.header_timeout = 600s;
+  Harness h(limits);
+  Conn c(h.port);
+  REQUIRE(c.send(hello));
+  REQUIRE(c.receive_until("ok").find("200 OK") != std::string::npos);
+  {
+    HeldThread held(h.io);
+    REQUIRE(c.send("GET /x HTTP/1.1\r\nHost: t\r\nX-Cut: "));  // part of a head and the RST, read together
+    c.reset();
+  }
+  CHECK(eventually([&] { return h.server.open_connections() == 0; }, 20s));
+  CHECK(h.handled == 1);
 }
 
 TEST_CASE("write_timeout: a client that stops reading a large reply is cut at write_timeout") {
