@@ -2,14 +2,18 @@
 
 namespace gw::http {
 
-Response json_reply(Code code, nlohmann::json body) {
-  body["code"] = name(code);
+Response json_text_reply(Code code, std::string body) {
   Response r;
   r.status = http_status(code);
   r.set("Content-Type", "application/json");
   r.set("Gateway-Status", std::string(name(code)));
-  r.body = body.dump();
+  r.body = std::move(body);
   return r;
+}
+
+Response json_reply(Code code, nlohmann::json body) {
+  body["code"] = name(code);
+  return json_text_reply(code, body.dump());
 }
 
 Response problem(Code code, std::string detail, nlohmann::json extra) {

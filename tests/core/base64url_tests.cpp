@@ -25,3 +25,18 @@ TEST_CASE("base64url decoding is strict") {
   CHECK(base64url_decode("YQ") == "a");
   CHECK(base64url_decode("") == "");
 }
+
+TEST_CASE("base64 with padding gives RFC 4648's test vectors") {
+  using gw::base64_encode;
+  CHECK(base64_encode("") == "");
+  CHECK(base64_encode("f") == "Zg==");
+  CHECK(base64_encode("fo") == "Zm8=");
+  CHECK(base64_encode("foo") == "Zm9v");
+  CHECK(base64_encode("foob") == "Zm9vYg==");
+  CHECK(base64_encode("fooba") == "Zm9vYmE=");
+  CHECK(base64_encode("foobar") == "Zm9vYmFy");
+  CHECK(base64_encode("\xfb\xff\xbf") == "+/+/");
+  CHECK(base64url_encode("f") == "Zg");
+  CHECK(base64url_encode("fo") == "Zm8");
+  CHECK(base64url_encode("foobar") == "Zm9vYmFy");
+}

@@ -20,6 +20,10 @@ TEST_CASE("grant token is base64url of the compact JSON object, and decodes back
   CHECK(text.find('=') == std::string::npos);
   auto json = nlohmann::json::parse(*base64url_decode(text));
   CHECK(json == sample_json());
+  // The bytes an ordered object of the same members dumps, members in this order.
+  const nlohmann::ordered_json ordered{{"realm", "realm-1"},  {"tenant", "tenant-a"}, {"task", "task-a"},
+                                       {"owner", "region-a"}, {"epoch", 7},          {"secret", "s3cret"}};
+  CHECK(*base64url_decode(text) == ordered.dump());
   auto back = decode_grant_token(text);
   REQUIRE(back);
   CHECK(back->identity.realm == "realm-1");

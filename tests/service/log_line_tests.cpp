@@ -1,7 +1,7 @@
-// Lines formatted in place give the bytes nlohmann's dump gives (strings with
-// error_handler_t::replace, integers, doubles, null, the request line's key
-// order), and the logger's batched writer loses no line and keeps each
-// thread's order.
+// Lines formatted in place give the bytes nlohmann's dump gives (integers,
+// doubles, null, the request line's key order; strings are checked in
+// tests/core/json_text_tests.cpp), and the logger's batched writer loses no
+// line and keeps each thread's order.
 #include "service/ops/log_line.hpp"
 #include "service/ops/logger.hpp"
 
@@ -21,16 +21,6 @@
 using namespace gw;
 
 namespace {
-
-std::string nlohmann_string(const std::string& value) {
-  return nlohmann::json(value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-std::string log_line_string(std::string_view value) {
-  std::string out;
-  append_json_replacing(out, value);
-  return out;
-}
 
 const auto log_line_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000123));
 constexpr std::string_view log_line_head =
@@ -109,61 +99,6 @@ constexpr auto long_key_d = with_suffix(long_key, "-d"), long_key_i = with_suffi
                long_key_z = with_suffix(long_key, "-z");
 
 }  // namespace
-
-TEST_CASE("log line: strings are escaped as nlohmann escapes them") {
-  for (const std::string& value :
-       {std::string(), std::string("plain"), std::string("quote \" and backslash \\ and slash /"),
-        std::string("\b\t\n\f\r"), std::string("nul \0 in the middle", 19), std::string("\x01\x1f\x7f"),
-        std::string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::string("\xef\xbb\xbf bom"),
-        std::string("lone continuation \x80"), std::string("truncated \xe2\x82"), std::string("\xe2\x82"),
-        std::string("\xf0\x9f\x98"), std::string("overlong \xc0\xaf \xe0\x80\xaf \xf0\x80\x80\xaf"),
-        std::string("surrogates \xed\xa0\x80 \xed\xbf\xbf"), std::string("past U+10FFFF \xf4\x90\x80\x80 \xf5\x80"),
-        std::string("\xff\xfe"), std::string("broken then ascii \xe2\x28\xa1"), std::string("\xc3\x22")})
-    CHECK(log_line_string(value) == nlohmann_string(value));
-  for (int byte = 0; byte < 256; ++byte) {
-    const std::string value(1, static_cast<char>(byte));
-    CHECK(log_line_string(value) == nlohmann_string(value));
-  }
-  // Every pair of bytes, and every triple of the bytes where UTF-8's rules change.
-  bool pairs_agree = true;
-  for (int a = 0; a < 256; ++a)
-    for (int b = 0; b < 256; ++b) {
-      const std::string value{static_cast<char>(a), static_cast<char>(b)};
-      pairs_agree = pairs_agree && log_line_string(value) == nlohmann_string(value);
-    }
-  CHECK(pairs_agree);
-  const std::string edges("\x00\x1f\x22\x41\x5c\x7f\x80\x8f\x90\x9f\xa0\xbf\xc0\xc1\xc2\xdf\xe0\xe1\xec\xed\xee"
-                          "\xef\xf0\xf1\xf3\xf4\xf5\xff",
-                          28);
-  for (char a : edges)
-    for (char b : edges)
-      for (char c : edges) {
-        const std::string value{a, b, c, 'x'};
-        if (log_line_string(value) != nlohmann_string(value)) {
-          CHECK(log_line_string(value) == nlohmann_string(value));
-        }
-      }
-  // Each of them at every place of a longer ASCII text: plain runs are
-  // scanned eight bytes at a time, so every place in a word and past it.
-  bool placed_agree = true;
-  for (int byte = 0; byte < 256; ++byte)
-    for (std::size_t at = 0; at < 25; ++at) {
-      std::string value(25, 'k');
-      value[at] = static_cast<char>(byte);
-      placed_agree = placed_agree && log_line_string(value) == nlohmann_string(value);
-    }
-  CHECK(placed_agree);
-  // Longer random mixes of the same bytes and ASCII runs.
-  std::mt19937 random(30);
-  for (int i = 0; i < 20000; ++i) {
-    std::string value;
-    for (auto n = random() % 40; n > 0; --n)
-      value += random() % 3 == 0 ? 'a' : edges[random() % edges.size()];
-    if (log_line_string(value) != nlohmann_string(value)) {
-      CHECK(log_line_string(value) == nlohmann_string(value));
-    }
-  }
-}
 
 TEST_CASE("log line: integers, doubles and null as nlohmann prints them") {
   auto line = LogLine(log_line_at, LogLevel::info, "request")

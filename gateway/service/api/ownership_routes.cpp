@@ -2,18 +2,11 @@
 // diagnostic task view.
 #include "http/problem.hpp"
 #include "service/api/app.hpp"
+#include "service/api/grant_reply.hpp"
 #include "service/api/json_body.hpp"
 #include "service/api/refusal.hpp"
 
 namespace gw {
-namespace {
-
-nlohmann::json grant_json(const GrantIdentity& g, std::int64_t expires_at_ms) {
-  return {{"realm", g.realm},   {"tenant", g.scope.tenant}, {"task", g.scope.task},
-          {"owner", g.owner},   {"epoch", g.epoch},         {"expires_at_ms", expires_at_ms}};
-}
-
-}  // namespace
 
 App::Reply App::claim(Call& call) {
   const auto& scope = *call.scope;
@@ -27,9 +20,7 @@ App::Reply App::claim(Call& call) {
       },
       [&](pqxx::dbtransaction& tx) { return deps_.authority.claim(tx, scope, owner, lease_ms); });
   if (r.code != Code::granted) co_return refusal(r.code);
-  co_return http::json_reply(Code::granted, {{"grant", grant_json(r.grant, r.expires_at_ms)},
-                                             {"grant_token", r.token},
-                                             {"version", r.version}});
+  co_return http::json_text_reply(Code::granted, granted_body(r.grant, r.expires_at_ms, r.token, r.version));
 }
 
 App::Reply App::renew(Call& call) {

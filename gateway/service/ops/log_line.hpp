@@ -6,6 +6,7 @@
 #pragma once
 
 #include "config/config.hpp"
+#include "core/json_text.hpp"
 #include "core/utc_time.hpp"
 
 #include <chrono>
@@ -17,26 +18,8 @@
 
 namespace gw {
 
-// `value` as a JSON string, as nlohmann's dump with error_handler_t::replace
-// writes it: \b \t \n \f \r \" \\ short, other control characters \u00xx,
-// the rest as is, and each invalid UTF-8 sequence one U+FFFD.
-void append_json_replacing(std::string& out, std::string_view value);
-
-// A field's name, a literal that goes into JSON as it is (printable ASCII,
-// no '"' or '\\'): checked when the program is compiled, so a line never
-// spends time on its names.
-class LogKey {
- public:
-  template <std::size_t N>
-  consteval LogKey(const char (&name)[N]) : name_(name, N - 1) {
-    for (const char c : name_)
-      if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') throw "a log key must need no JSON escape";
-  }
-  std::string_view name() const { return name_; }
-
- private:
-  std::string_view name_;
-};
+// A field's name: a literal checked when the program is compiled.
+using LogKey = JsonKey;
 
 // {"time":...,"level":...,"event":...,<fields>}\n
 class LogLine {
