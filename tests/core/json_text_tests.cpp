@@ -59,15 +59,20 @@ TEST_CASE("JSON text: strings are escaped as nlohmann escapes them") {
         }
       }
   // Each of them at every place of a longer ASCII text: plain runs are
-  // scanned eight bytes at a time, so every place in a word and past it.
-  bool placed_agree = true;
+  // scanned sixteen and then eight bytes at a time, so every place in two
+  // blocks of sixteen, a word and past it.
+  // The plain prefix ends exactly at the first byte that needs a look.
+  bool placed_agree = true, prefix_exact = true;
   for (int byte = 0; byte < 256; ++byte)
-    for (std::size_t at = 0; at < 25; ++at) {
-      std::string value(25, 'k');
+    for (std::size_t at = 0; at < 41; ++at) {
+      std::string value(41, 'k');
       value[at] = static_cast<char>(byte);
       placed_agree = placed_agree && json_written(value) == nlohmann_dump(value);
+      const bool plain = byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
+      prefix_exact = prefix_exact && json_plain_prefix(value) == (plain ? value.size() : at);
     }
   CHECK(placed_agree);
+  CHECK(prefix_exact);
   // Longer random mixes of the same bytes and ASCII runs.
   std::mt19937 random(30);
   for (int i = 0; i < 20000; ++i) {
