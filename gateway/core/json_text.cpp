@@ -1,7 +1,6 @@
 #include "core/json_text.hpp"
 
 #include <array>
-#include <charconv>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -152,28 +151,6 @@ void JsonObjectWriter::key(JsonKey name) {
 JsonObjectWriter& JsonObjectWriter::member(JsonKey name, std::string_view value) {
   key(name);
   append_json_replacing(*out_, value);
-  return *this;
-}
-
-namespace {
-
-template <class Integer>
-void append_integer(std::string& out, Integer value) {
-  char digits[24];
-  out.append(digits, static_cast<std::size_t>(std::to_chars(digits, digits + sizeof digits, value).ptr - digits));
-}
-
-}  // namespace
-
-JsonObjectWriter& JsonObjectWriter::signed_member(JsonKey name, std::int64_t value) {
-  key(name);
-  append_integer(*out_, value);
-  return *this;
-}
-
-JsonObjectWriter& JsonObjectWriter::unsigned_member(JsonKey name, std::uint64_t value) {
-  key(name);
-  append_integer(*out_, value);
   return *this;
 }
 

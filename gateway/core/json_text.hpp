@@ -8,6 +8,7 @@
 // Pure: no I/O.
 #pragma once
 
+#include <charconv>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +25,14 @@ void append_json_replacing(std::string& out, std::string_view value);
 // How many bytes `value` starts with that go into a JSON string as they are
 // (printable ASCII but '"' and '\\').
 std::size_t json_plain_prefix(std::string_view value);
+
+// `value`'s decimal digits, as nlohmann prints an integer, written into `digits`.
+template <std::integral T>
+  requires(!std::same_as<T, bool>)
+std::string_view integer_text(char (&digits)[24], T value) {
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  return {digits, static_cast<std::size_t>(end - digits)};
+}
 
 // A member's name, a literal that goes into JSON as it is (printable ASCII,
 // no '"' or '\\'): checked when the program is compiled, so writing one
@@ -52,10 +61,10 @@ class JsonObjectWriter {
   template <std::integral T>
     requires(!std::same_as<T, bool>)
   JsonObjectWriter& member(JsonKey name, T value) {
-    if constexpr (std::signed_integral<T>)
-      return signed_member(name, value);
-    else
-      return unsigned_member(name, value);
+    key(name);
+    char digits[24];
+    *out_ += integer_text(digits, value);
+    return *this;
   }
   // A member whose value is an object: write its members on the writer
   // returned, close it, then go on with this one.
@@ -64,8 +73,6 @@ class JsonObjectWriter {
 
  private:
   void key(JsonKey name);
-  JsonObjectWriter& signed_member(JsonKey name, std::int64_t value);
-  JsonObjectWriter& unsigned_member(JsonKey name, std::uint64_t value);
 
   std::string* out_;
   bool first_ = true;

@@ -10,17 +10,6 @@
 
 namespace gw {
 
-namespace {
-
-// `value`'s decimal digits, written into `digits`.
-template <class Integer>
-std::string_view integer_text(char (&digits)[24], Integer value) {
-  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
-  return {digits, static_cast<std::size_t>(end - digits)};
-}
-
-}  // namespace
-
 LogLine::LogLine(std::string recycled, std::chrono::system_clock::time_point at, LogLevel level,
                  std::string_view event)
     : text_(std::move(recycled)) {
@@ -72,16 +61,6 @@ LogLine& LogLine::field(LogKey name, std::string_view value) {
 LogLine& LogLine::raw_field(LogKey name, std::string_view json) {
   put(name, json, false);
   return *this;
-}
-
-LogLine& LogLine::signed_field(LogKey name, std::int64_t value) {
-  char digits[24];
-  return raw_field(name, integer_text(digits, value));
-}
-
-LogLine& LogLine::unsigned_field(LogKey name, std::uint64_t value) {
-  char digits[24];
-  return raw_field(name, integer_text(digits, value));
 }
 
 LogLine& LogLine::field(LogKey name, double value) {

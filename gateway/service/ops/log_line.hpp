@@ -36,10 +36,8 @@ class LogLine {
   template <std::integral T>
     requires(!std::same_as<T, bool>)
   LogLine& field(LogKey name, T value) {
-    if constexpr (std::signed_integral<T>)
-      return signed_field(name, value);
-    else
-      return unsigned_field(name, value);
+    char digits[24];
+    return raw_field(name, integer_text(digits, value));
   }
   // As nlohmann prints a double: shortest round trip, "1.0" not "1", null if not finite.
   LogLine& field(LogKey name, double value);
@@ -54,8 +52,6 @@ class LogLine {
  private:
   void put(LogKey name, std::string_view value, bool quoted);  // `,"name":` and the value
   LogLine& raw_field(LogKey name, std::string_view json);  // a number or null
-  LogLine& signed_field(LogKey name, std::int64_t value);
-  LogLine& unsigned_field(LogKey name, std::uint64_t value);
 
   std::string text_;
 };
