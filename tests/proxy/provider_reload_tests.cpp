@@ -19,7 +19,6 @@
 #include <functional>
 #include <future>
 #include <set>
-#include <sstream>
 
 using namespace gw;
 using namespace gw::test;
@@ -47,17 +46,6 @@ json request_with_key(const ProviderProcess& provider, const std::string& key) {
     for (const auto& [name, value] : r["headers"].items())
       if (strcasecmp(name.c_str(), "Idempotency-Key") == 0 && value == key) return r;
   return nullptr;
-}
-
-// The gateway's log lines with this event, parsed.
-std::vector<json> events(const GatewayProcess& gateway, const std::string& event) {
-  std::vector<json> out;
-  std::istringstream lines(gateway.log());
-  for (std::string line; std::getline(lines, line);) {
-    auto j = json::parse(line, nullptr, false);
-    if (j.is_object() && j.value("event", "") == event) out.push_back(std::move(j));
-  }
-  return out;
 }
 
 // The booking provider behind a write-gateway process whose tenant-a
@@ -180,8 +168,8 @@ TEST_CASE("provider reload: a rotated credential file reaches the provider from 
   CHECK(c.connections_opened() == 1);
 
   // The log says what changed, by path, and holds no credential.
-  REQUIRE(eventually([&] { return events(*rig.gateway, "config_reloaded").size() == 2; }));
-  for (const auto& e : events(*rig.gateway, "config_reloaded")) {
+  REQUIRE(eventually([&] { return rig.gateway->events("config_reloaded").size() == 2; }));
+  for (const auto& e : rig.gateway->events("config_reloaded")) {
     CAPTURE(e.dump());
     CHECK(e["changed"] == json::array({"$.providers[0].credential.tenants.tenant-a.file"}));
     CHECK(e["providers"] == json::array({"booking"}));
@@ -290,8 +278,8 @@ TEST_CASE("provider reload: max_connections changes take effect for new forwards
   std::set<std::int64_t> connections;
   for (const auto& r : rig.provider.requests()) connections.insert(r["connection"].get<std::int64_t>());
   CHECK(connections.size() == 2);
-  REQUIRE(eventually([&] { return events(*rig.gateway, "config_reloaded").size() == 3; }));
-  CHECK(events(*rig.gateway, "config_reloaded")[1]["changed"] == json::array({"$.providers[0].max_connections"}));
+  REQUIRE(eventually([&] { return rig.gateway->events("config_reloaded").size() == 3; }));
+  CHECK(rig.gateway->events("config_reloaded")[1]["changed"] == json::array({"$.providers[0].max_connections"}));
   rig.stop_cleanly();
 }
 
@@ -354,9 +342,9 @@ TEST_CASE("provider reload: a bad credential file, or a fixed field changed besi
   CHECK(rig.reload(rig.config, "write-gateway reloaded its config") == reloaded_line);
   CHECK(forward() == "Bearer " + rotated_credential);
 
-  REQUIRE(eventually([&] { return events(*rig.gateway, "config_reloaded").size() == 1; }));
-  CHECK(events(*rig.gateway, "config_reload_failed").size() == 3);
-  const auto refused = events(*rig.gateway, "config_reload_refused");
+  REQUIRE(eventually([&] { return rig.gateway->events("config_reloaded").size() == 1; }));
+  CHECK(rig.gateway->events("config_reload_failed").size() == 3);
+  const auto refused = rig.gateway->events("config_reload_refused");
   REQUIRE(refused.size() == 1);
   CHECK(refused[0]["field"] == "$.providers[0].outcomes");
   const auto log = rig.gateway->log();

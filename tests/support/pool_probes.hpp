@@ -30,12 +30,13 @@ class TasksLock {
 };
 
 // One exact series' value in a scrape, or -1 when absent.
-inline double metric(const Gateway& g, const std::string& series) {
-  auto m = g.client().get("/metrics", "").body;
+inline double metric(HttpClient client, const std::string& series) {
+  auto m = client.get("/metrics", "").body;
   auto at = m.find("\n" + series + " ");
   if (at == std::string::npos) return -1;
   auto start = at + series.size() + 2;
   return std::stod(m.substr(start, m.find('\n', start) - start));
 }
+inline double metric(const Gateway& g, const std::string& series) { return metric(g.client(), series); }
 
 }  // namespace gw::test

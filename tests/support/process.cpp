@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sstream>
+
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -258,6 +260,16 @@ std::string GatewayProcess::log() const {
   if (log_file_.empty()) return {};
   std::ifstream in(log_file_, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::vector<nlohmann::json> GatewayProcess::events(std::string_view event) const {
+  std::vector<nlohmann::json> out;
+  std::istringstream lines(log());
+  for (std::string line; std::getline(lines, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("event", "") == event) out.push_back(std::move(j));
+  }
+  return out;
 }
 
 void GatewayProcess::write_config(const nlohmann::json& config) const { dir_.write("gateway.json", config.dump(2)); }

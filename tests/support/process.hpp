@@ -107,6 +107,8 @@ class GatewayProcess {
 
   // Everything written to stderr so far ("" unless capture_log).
   std::string log() const;
+  // Its log lines with this event, parsed (none unless capture_log).
+  std::vector<nlohmann::json> events(std::string_view event) const;
 
   std::uint16_t port() const { return port_; }
   pid_t pid() const { return process_->pid(); }

@@ -45,9 +45,11 @@ asio::awaitable<void> Reconciler::run(asio::steady_timer& timer) {
     try {
       due = co_await database_.once(
           [&](Session& s) { return store_.due_for_lookup(s, lookup_providers_, room, lease_ms); });
-    } catch (const std::exception&) {
-      // The database is away: nothing was handed out; the next round asks again.
+      streak_.succeeded();
+    } catch (const std::exception& e) {
+      // The database is away or busy: nothing was handed out; the next round asks again.
       metrics_.count_event("reconcile_failed");
+      streak_.failed("reconcile_failed", e);
       continue;
     }
     for (auto& d : due) {

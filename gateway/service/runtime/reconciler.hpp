@@ -8,6 +8,7 @@
 #pragma once
 
 #include "service/db/database.hpp"
+#include "service/ops/event_log.hpp"
 #include "service/ops/metrics.hpp"
 #include "service/proxy/provider_registry.hpp"
 #include "store/reconcile_store.hpp"
@@ -60,6 +61,7 @@ class Reconciler {
   const std::vector<std::string> lookup_providers_;
   std::atomic<unsigned> in_progress_{0};
   std::atomic<bool> stopping_{false};
+  FailureStreak streak_;  // of run()'s rounds
 };
 
 }  // namespace gw

@@ -161,6 +161,7 @@ struct Runtime::Impl {
   // cancels their timers.
   std::optional<asio::strand<asio::io_context::executor_type>> duties;
   std::optional<asio::steady_timer> tick_timer, sweep_timer, reconcile_timer, retention_timer, guard_timer;
+  FailureStreak sweep_streak, retention_streak;  // each owned by its duty's loop
   std::atomic<bool> stopping{false};
 
   // A drain waits on `drained`; the server (last request answered) and the
@@ -226,11 +227,13 @@ struct Runtime::Impl {
         });
         metrics.count_sweep_done(swept.size());
         report_swept(swept, metrics);
-      } catch (const std::exception&) {
-        // The database is away: the next round tries again, and nothing was
-        // swept. Losing it is logged once, by the pool (database_lost).
+        sweep_streak.succeeded();
+      } catch (const std::exception& e) {
+        // The database is away or busy: the next round tries again, and
+        // nothing was swept.
         metrics.count_event("sweep_failed");
         metrics.count_sweep_failed();
+        sweep_streak.failed("sweep_failed", e);
         continue;
       }
       try {
@@ -291,10 +294,12 @@ struct Runtime::Impl {
                               t.webhooks += b.rows;
                               t.now_ms = std::max(t.now_ms, b.now_ms);
                             });
-      } catch (const std::exception&) {
+        retention_streak.succeeded();
+      } catch (const std::exception& e) {
         // The database is away or busy: what was removed stays removed, and
         // the next pass goes on from there.
         metrics.count_event("retention_failed");
+        retention_streak.failed("retention_failed", e);
       }
       report_retention(t);
     }
