@@ -3,10 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 
 namespace gw {
 
