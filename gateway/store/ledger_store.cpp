@@ -282,8 +282,9 @@ template <class Row>
 std::optional<AdmissionResult> NewAdmission::answer(const Row& row, TaskSnapshot& snap) const {
   const auto& ask = *this;
   const auto& rq = ask.request;
-  snap = parse_snapshot(row, *clock);
-  if (row[snapshot_columns].is_null()) return std::nullopt;
+  constexpr int inserted = snapshot_width(OperationRead::none);  // the new row's address
+  snap = parse_snapshot(row, *clock, OperationRead::none);
+  if (row[inserted].is_null()) return std::nullopt;
   // Inserted: the statement's conditions held, and the rules must agree.
   // Sent alone it is committed already: the exception means it is never
   // forwarded, and the sweep holds its operation for an operator.
@@ -295,7 +296,7 @@ std::optional<AdmissionResult> NewAdmission::answer(const Row& row, TaskSnapshot
   r.version = snap.ledger.version;
   r.attempt = 1;
   r.upstream_key = ask.upstream_key;
-  r.rows = AdmittedRows{row[snapshot_columns].template as<std::string>(), snap.ledger.version};
+  r.rows = AdmittedRows{row[inserted].template as<std::string>(), snap.ledger.version};
   return r;
 }
 template std::optional<AdmissionResult> NewAdmission::answer(const pqxx::row&, TaskSnapshot&) const;
@@ -385,8 +386,9 @@ template <class Row>
 std::optional<OutcomeResult> OutcomeAtRows::answer(const Row& row, TaskSnapshot& snap) {
   auto& ask = *this;
   const auto& out = ask.outcome;
-  snap = parse_snapshot(row, *clock);
-  if (row[snapshot_columns].is_null()) return std::nullopt;
+  constexpr int written = snapshot_width(OperationRead::at_location);  // the ledger's new version
+  snap = parse_snapshot(row, *clock, OperationRead::at_location);
+  if (row[written].is_null()) return std::nullopt;
   // Written: the statement's conditions held, and the rules must agree
   // (sent alone it is committed already, as a provider's reply it is true).
   const auto& op = snap.operation;
@@ -397,7 +399,7 @@ std::optional<OutcomeResult> OutcomeAtRows::answer(const Row& row, TaskSnapshot&
   OutcomeResult r;
   r.reply_gate = check_grant(ask.admitted_by, snap.realm, out.scope, snap.owner, snap.now_ms);
   r.recorded = true;
-  r.version = row[snapshot_columns].template as<std::int64_t>();
+  r.version = row[written].template as<std::int64_t>();
   return r;
 }
 template std::optional<OutcomeResult> OutcomeAtRows::answer(const pqxx::row&, TaskSnapshot&);

@@ -10,15 +10,12 @@ namespace gw {
 std::string snapshot_sql(const AuthorityClock& clock, OperationRead operation) {
   std::string sql = "SELECT a.realm, ";
   sql += clock.now_sql(4);
-  sql += " AS now_ms, t.owner, t.epoch, t.secret_hash, t.expires_at_ms, l.version, l.open_op, ";
-  constexpr int task_columns = 8;  // realm to open_op, above; the operation's follow
-  // No operation: its columns are NULL without a join, one plan node fewer
-  // to start and run in every admission of a new key.
-  if (operation == OperationRead::none) {
-    for (int i = task_columns; i < snapshot_columns; ++i) sql += i > task_columns ? ", NULL" : "NULL";
-  } else {
+  sql += " AS now_ms, t.owner, t.epoch, t.secret_hash, t.expires_at_ms, l.version, l.open_op";
+  // No operation: no join either, one plan node fewer to start and run in
+  // every admission of a new key.
+  if (operation != OperationRead::none) {
     sql +=
-        "o.fingerprint, o.state, o.attempts, o.upstream_key, o.committed_version,"
+        ", o.fingerprint, o.state, o.attempts, o.upstream_key, o.committed_version,"
         " o.response_status, o.response_headers::text, o.response_body,"
         " encode(o.response_sha256, 'hex'), o.response_length,"
         " o.method, o.provider, o.target, o.expected_version, o.forward_deadline_ms, o.held_reason,"
@@ -49,11 +46,12 @@ TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const 
   const Statement statement = clock.manual() ? Statement{"gw_snapshot_manual", manual.c_str()}
                                              : Statement{"gw_snapshot", wall.c_str()};
   return parse_snapshot(
-      exec_prepared(tx, statement, scope.tenant, scope.task, operation_id, clock.high_water()).at(0), clock);
+      exec_prepared(tx, statement, scope.tenant, scope.task, operation_id, clock.high_water()).at(0), clock,
+      OperationRead::by_key);
 }
 
 template <class Row>
-TaskSnapshot parse_snapshot(const Row& row, AuthorityClock& clock) {
+TaskSnapshot parse_snapshot(const Row& row, AuthorityClock& clock, OperationRead operation) {
   TaskSnapshot s;
   s.realm = row[0].template as<std::string>();
   s.now_ms = row[1].template as<std::int64_t>();
@@ -66,7 +64,7 @@ TaskSnapshot parse_snapshot(const Row& row, AuthorityClock& clock) {
     s.ledger.version = row[6].template as<std::int64_t>();
     s.ledger.open_operation = row[7].template as<std::optional<std::string>>();
   }
-  if (!row[8].is_null()) {
+  if (operation != OperationRead::none && !row[8].is_null()) {
     StoredOperation op;
     op.fingerprint = field_bytes(row[8]);
     op.state = parse_operation_state(row[9].template as<std::string>()).value();
@@ -95,7 +93,7 @@ TaskSnapshot parse_snapshot(const Row& row, AuthorityClock& clock) {
   }
   return s;
 }
-template TaskSnapshot parse_snapshot(const pqxx::row&, AuthorityClock&);
-template TaskSnapshot parse_snapshot(const PgRow&, AuthorityClock&);
+template TaskSnapshot parse_snapshot(const pqxx::row&, AuthorityClock&, OperationRead);
+template TaskSnapshot parse_snapshot(const PgRow&, AuthorityClock&, OperationRead);
 
 }  // namespace gw

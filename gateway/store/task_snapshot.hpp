@@ -66,13 +66,16 @@ enum class OperationRead { none, by_key, at_location };
 // The snapshot as a query, for a statement that reads a task and acts on it
 // in the same round trip: $1 tenant, $2 task, $3 key, $4 the clock's high
 // water, $5 the operation's address; now_ms, version and open_op are named.
-// Its row parses with parse_snapshot; columns past snapshot_columns are the
-// statement's own.
+// Its row parses with parse_snapshot, given the same OperationRead; the
+// columns past snapshot_width(operation) are the statement's own.
 std::string snapshot_sql(const AuthorityClock& clock, OperationRead operation);
-inline constexpr int snapshot_columns = 27;
+// Without the operation, the task's columns only (realm to open_op): no
+// column of NULLs, which PostgreSQL would carry through every node of the
+// statement's plan, and describe and send, on each admission of a new key.
+constexpr int snapshot_width(OperationRead operation) { return operation == OperationRead::none ? 8 : 27; }
 // `Row`: libpqxx's, or store/pg_result.hpp's.
 template <class Row>
-TaskSnapshot parse_snapshot(const Row& row, AuthorityClock& clock);
+TaskSnapshot parse_snapshot(const Row& row, AuthorityClock& clock, OperationRead operation);
 
 TaskSnapshot read_task(pqxx::transaction_base& tx, AuthorityClock& clock, const TaskScope& scope,
                        const std::optional<std::string>& operation_id);
