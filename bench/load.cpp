@@ -14,6 +14,14 @@
 //                new Idempotency-Key and slot each, Expected-Version the version its last commit
 //                returned; after anything but a commit it goes on with a freshly claimed task
 //   direct       the same booking POSTs straight to the demo provider
+//   client       the same decisions without the gateway, as "nginx plus a careful client library
+//                on PostgreSQL" would make them: each agent runs bench/minimal_protected.sql's
+//                statements itself on a connection of its own (--pg; one round trip each, a
+//                SERIALIZABLE admission retried up to --max-tries times on a serialization
+//                failure), POSTs the booking through the proxy at --url (which adds the
+//                provider's credential) and records the outcome; a write counts when its outcome
+//                has committed. --tasks owner rows of bench/minimal_schema.sql, one at random
+//                per write
 //   passthrough  an unprotected GET through the gateway with the agent token only (no grant):
 //                GET /v1/tenants/T/tasks/X/providers/booking/bookings/<id>
 //   get          one fixed GET against any server: --url http://host:port/path [--bearer T]
@@ -55,6 +63,8 @@
 #include <boost/beast/http/read.hpp>
 #include <nlohmann/json.hpp>
 
+#include "pg_client.hpp"
+
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -92,7 +102,7 @@ using asio::awaitable;
 using asio::use_awaitable;
 constexpr auto no_throw = asio::as_tuple(use_awaitable);
 
-enum class Mode { claim, protected_write, direct, passthrough, get, idle };
+enum class Mode { claim, protected_write, direct, client, passthrough, get, idle };
 enum class Names { sequential, random };
 
 // http://host:port/path
@@ -142,13 +152,20 @@ struct Options {
   double settle_s = 0.2;    // with --alternate: uncounted seconds at the start of every later round
   std::vector<Watch> watch;
   std::string latencies_path;  // one target: every ok reply's latency in µs, one per line
+  std::string pg;              // client mode: the minimal SQL's database (libpq conninfo)
+  unsigned tasks = 10000;      // client mode: owner rows to pick from
+  unsigned max_tries = 8;      // client mode: tries of a transaction that meets a serialization failure
 };
 
 const char* usage_text =
     "usage: gateway-load --mode MODE --port N [options]\n"
-    "  MODE: claim | protected | direct | passthrough | get | idle\n"
+    "  MODE: claim | protected | direct | client | passthrough | get | idle\n"
     "  --host H             server address (127.0.0.1)\n"
-    "  --url URL            get/idle: http://host:port/path (sets --host, --port, --target)\n"
+    "  --url URL            get/idle: http://host:port/path (sets --host, --port, --target);\n"
+    "                       client: where the booking is POSTed (a proxy that adds the credential)\n"
+    "  --pg CONNINFO        client: the minimal SQL's database, as libpq takes it\n"
+    "  --tasks N            client: owner rows task-1 .. task-N to pick from (10000)\n"
+    "  --max-tries N        client: tries of a transaction that meets a serialization failure (8)\n"
     "  --target PATH        get/idle: request target (get: /, idle: /healthz)\n"
     "  --bearer T           get, idle: send Authorization: Bearer T\n"
     "  --clients N          agents (idle: connections), one keep-alive connection each (16)\n"
@@ -246,6 +263,7 @@ Options parse_options(int argc, char** argv) {
       if (value == "claim") o.mode = Mode::claim;
       else if (value == "protected") o.mode = Mode::protected_write;
       else if (value == "direct") o.mode = Mode::direct;
+      else if (value == "client") o.mode = Mode::client;
       else if (value == "passthrough") o.mode = Mode::passthrough;
       else if (value == "get") o.mode = Mode::get;
       else if (value == "idle") o.mode = Mode::idle;
@@ -282,9 +300,15 @@ Options parse_options(int argc, char** argv) {
     else if (name == "--settle") o.settle_s = value == "0" ? 0 : parse_number<double>(name, value);
     else if (name == "--watch") o.watch.push_back(parse_watch(value));
     else if (name == "--latencies") o.latencies_path = value;
+    else if (name == "--pg") o.pg = value;
+    else if (name == "--tasks") o.tasks = parse_number<unsigned>(name, value);
+    else if (name == "--max-tries") o.max_tries = parse_number<unsigned>(name, value);
     else usage_error("unknown option " + name);
   }
   if (!have_mode) usage_error("--mode is required");
+  if (o.mode == Mode::client && (o.pg.empty() || o.target.empty()))
+    usage_error("--mode client needs --pg and --url");
+  if ((o.tasks == 0 || o.max_tries == 0) && o.mode == Mode::client) usage_error("--tasks and --max-tries must be positive");
   if (!o.sides.empty()) {
     if (o.mode != Mode::get) usage_error("--alternate needs --mode get");
     if (o.sides.size() < 2) usage_error("--alternate needs two servers or more");
@@ -369,12 +393,14 @@ struct Stats {
   std::uint64_t replies = 0;
   std::uint64_t ok = 0;
   std::uint64_t reclaims = 0;
+  std::uint64_t retries = 0;  // client mode: transactions run again after a serialization failure
   std::string setup_error;
 
   void merge(const Stats& s) {
     replies += s.replies;
     ok += s.ok;
     reclaims += s.reclaims;
+    retries += s.retries;
     for (const auto& [k, n] : s.not_ok) not_ok[k] += n;
     for (const auto& [k, n] : s.setup) setup[k] += n;
     for (const auto& [k, b] : s.sample_body) sample_body.try_emplace(k, b);
@@ -437,6 +463,13 @@ class Agent {
   void count_not_ok(Stats& stats, const std::string& key, bool with_body);
   awaitable<bool> claim_own_task(std::string task);
   awaitable<void> recover();
+  // Client mode: one write made as a client library would; "" when its outcome committed, else
+  // what stopped it (counted as the reply's key).
+  awaitable<std::string> client_write();
+  // Client mode: runs `steps` as one transaction, again from the start after a serialization
+  // failure (up to --max-tries); the failure that ended it, or "" once it committed.
+  template <class Steps>
+  awaitable<std::string> transaction(const char* what, Steps steps);
 
   Worker& worker_;
   const Options& options_;
@@ -449,7 +482,8 @@ class Agent {
   std::string task_;
   std::string grant_token_;
   std::int64_t version_ = 0;
-  std::uint64_t op_ = 0;  // protected: the task's last operation number; direct: requests sent
+  std::uint64_t op_ = 0;  // protected: the task's last operation number; direct, client: requests sent
+  std::unique_ptr<bench::PgClient> pg_;  // client mode
 };
 
 // One event loop on one thread, with its agents and their counters.
@@ -668,6 +702,7 @@ bool Agent::success() const {
     case Mode::claim: return reply_.status == 200 && reply_.gateway_status == "granted";
     case Mode::protected_write: return reply_.status == 201 && reply_.gateway_status == "committed";
     case Mode::direct:
+    case Mode::client:
     case Mode::passthrough:
     case Mode::get:
     case Mode::idle: return reply_.status >= 200 && reply_.status <= 299;
@@ -717,7 +752,112 @@ std::string fresh_task(Shared& shared, std::uint64_t number, std::string random_
   return task;
 }
 
+// bench/minimal_protected.sql's statements, prepared on every client-mode connection.
+const std::vector<bench::PgStatement> client_statements = {
+    {"begin_serializable", "BEGIN ISOLATION LEVEL SERIALIZABLE"},
+    {"begin", "BEGIN"},
+    {"commit", "COMMIT"},
+    {"rollback", "ROLLBACK"},
+    {"owner", "SELECT owner, epoch, expires_at, version FROM owners WHERE tenant = $1 AND task = $2 FOR UPDATE"},
+    {"seen", "SELECT count(*) FROM operations WHERE tenant = $1 AND task = $2 AND op_id = $3"},
+    {"admit", "INSERT INTO operations (tenant, task, op_id, payload_hash, state, epoch) "
+              "VALUES ($1, $2, $3, sha256(convert_to($3, 'UTF8')), 'admitted', $4)"},
+    {"succeeded", "UPDATE operations SET state = 'succeeded' "
+                  "WHERE tenant = $1 AND task = $2 AND op_id = $3 AND state = 'admitted'"},
+    {"bump", "UPDATE owners SET version = version + 1 WHERE tenant = $1 AND task = $2 AND epoch = $3"},
+};
+
+const std::vector<const char*> no_params;
+
+// The owner bench/minimal_schema.sql gives every task: the one this client checks it still is.
+constexpr std::string_view minimal_owner = "minimal";
+
+template <class Steps>
+awaitable<std::string> Agent::transaction(const char* what, Steps steps) {
+  std::string failure;
+  for (unsigned attempt = 1; attempt <= options_.max_tries; ++attempt) {
+    bench::PgAnswer answer = co_await steps();
+    const bool reached_commit = answer.ok();
+    if (reached_commit) answer = co_await pg_->run("commit", no_params);
+    if (answer.ok()) co_return "";
+    failure = std::string("pg ") + (answer.sqlstate.empty() ? "error" : answer.sqlstate) + " in the " + what;
+    // A failed statement leaves the transaction aborted; a failed COMMIT has ended it already.
+    if (!reached_commit && !answer.sqlstate.empty()) (void)co_await pg_->run("rollback", no_params);
+    if (!answer.retryable()) co_return failure;
+    ++worker_.stats.retries;
+  }
+  co_return failure + ", gave up after " + std::to_string(options_.max_tries) + " tries";
+}
+
+awaitable<std::string> Agent::client_write() {
+  ++op_;
+  const std::string task = "task-" + std::to_string(1 + worker_.rng() % options_.tasks);
+  std::string op = options_.run_id;
+  op += '-';
+  op += std::to_string(index_);
+  op += '-';
+  op += std::to_string(op_);
+  const char* tenant = options_.tenant.c_str();
+  // Named, not braced in the calls: GCC 12 cannot take an initializer list across a co_await.
+  const std::vector<const char*> key{tenant, task.c_str()}, op_key{tenant, task.c_str(), op.c_str()};
+  std::string epoch;
+  std::string refused;
+  // The admission: the owner row locked and checked, the key looked up, the operation recorded.
+  std::string failure = co_await transaction("admission", [&]() -> awaitable<bench::PgAnswer> {
+    bench::PgAnswer a = co_await pg_->run("begin_serializable", no_params);
+    if (!a.ok()) co_return a;
+    a = co_await pg_->run("owner", key);
+    if (!a.ok()) co_return a;
+    if (!a.has_row || a.row.size() != 4 || a.row[0] != minimal_owner) {
+      refused = "no owner row for " + task;
+      co_return a;
+    }
+    epoch = a.row[1];
+    a = co_await pg_->run("seen", op_key);
+    if (!a.ok() || (a.has_row && !a.row.empty() && a.row[0] != "0")) co_return a;
+    const std::vector<const char*> admit{tenant, task.c_str(), op.c_str(), epoch.c_str()};
+    co_return co_await pg_->run("admit", admit);
+  });
+  if (!failure.empty()) co_return failure;
+  if (!refused.empty()) co_return refused;
+  // The provider, through the proxy that holds its credential.
+  std::string body = R"({"slot":"slot-)";
+  body += op;
+  body += R"(","customer":"bench-)";
+  body += std::to_string(index_);
+  body += R"("})";
+  request_ = "POST ";
+  request_ += options_.target;
+  request_ += " HTTP/1.1\r\n";
+  request_ += shared_.host_header;
+  request_ += "Idempotency-Key: ";
+  request_ += op;
+  request_ += "\r\nContent-Type: application/json\r\nContent-Length: ";
+  request_ += std::to_string(body.size());
+  request_ += "\r\n\r\n";
+  request_ += body;
+  if (const beast::error_code ec = co_await exchange()) co_return "io: " + ec.message();
+  if (!success()) co_return "provider " + status_key(reply_);
+  // The outcome, under the epoch the admission read.
+  co_return co_await transaction("outcome", [&]() -> awaitable<bench::PgAnswer> {
+    bench::PgAnswer a = co_await pg_->run("begin", no_params);
+    if (!a.ok()) co_return a;
+    a = co_await pg_->run("succeeded", op_key);
+    if (!a.ok()) co_return a;
+    const std::vector<const char*> bump{tenant, task.c_str(), epoch.c_str()};
+    co_return co_await pg_->run("bump", bump);
+  });
+}
+
 awaitable<void> Agent::setup() {
+  if (options_.mode == Mode::client) {
+    try {
+      pg_ = std::make_unique<bench::PgClient>(worker_.io, options_.pg, client_statements);
+    } catch (const std::exception& e) {
+      if (worker_.stats.setup_error.empty()) worker_.stats.setup_error = e.what();
+    }
+    co_return;
+  }
   if (options_.mode != Mode::protected_write) co_return;
   // Claims before the clock starts. A claim refused for load (a 503) is retried, with a pause
   // that grows, up to 10 times; each refusal is reported.
@@ -744,6 +884,22 @@ awaitable<void> Agent::run(steady::time_point from, steady::time_point until) {
   Stats& stats = worker_.stats;
   auto& latencies = stats.ok_latency_us;
   while (steady::now() < until) {
+    if (options_.mode == Mode::client) {
+      if (!pg_) co_return;
+      const auto begun = steady::now();
+      const std::string failure = co_await client_write();
+      const auto done = steady::now();
+      if (done < from || done >= until) continue;
+      ++stats.replies;
+      if (!failure.empty()) {
+        count_not_ok(stats, failure, false);
+        continue;
+      }
+      ++stats.ok;
+      const auto took = std::chrono::duration_cast<std::chrono::microseconds>(done - begun).count();
+      latencies.push_back(static_cast<std::uint32_t>(std::min<std::int64_t>(took, UINT32_MAX)));
+      continue;
+    }
     switch (options_.mode) {
       case Mode::claim: {
         build_claim(fresh_task(shared_, ++shared_.next_claim, random_hex()));
@@ -751,6 +907,7 @@ awaitable<void> Agent::run(steady::time_point from, steady::time_point until) {
       }
       case Mode::protected_write: build_protected(); break;
       case Mode::direct: build_direct(); break;
+      case Mode::client:
       case Mode::passthrough:
       case Mode::get:
       case Mode::idle: break;  // request_ is fixed
@@ -1012,6 +1169,7 @@ nlohmann::json report(const Target& t, const std::string& prefix) {
   }
   for (const auto& [k, n] : all.setup) std::cout << prefix << "  setup claim refused, retried: " << k << ": " << n << "\n";
   if (all.reclaims) std::cout << prefix << "  (tasks reclaimed after a non-commit: " << all.reclaims << ")\n";
+  if (all.retries) std::cout << prefix << "  (transactions run again after a serialization failure: " << all.retries << ")\n";
   std::cout << prefix << "load generator CPU: " << cpu << " s (" << std::setprecision(0)
             << (elapsed > 0 ? 100 * cpu / elapsed : 0) << "% of one core)\n";
 
@@ -1035,6 +1193,7 @@ nlohmann::json report(const Target& t, const std::string& prefix) {
           {"not_ok", all.not_ok},
           {"setup_refusals", all.setup},
           {"reclaims", all.reclaims},
+          {"serialization_retries", all.retries},
           {"cpu_s", cpu},
           {"cpu_ticks", ticks},
           {"ticks_per_s", sysconf(_SC_CLK_TCK)},

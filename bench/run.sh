@@ -19,6 +19,11 @@
 #                       work)  vs  the provider directly (at 8 agents only: the host's speed that
 #                       day), in alternating rounds of one load run, so that the machine's drift
 #                       lands on all of them alike
+#   protected mutation  gateway  vs  nginx plus a careful client library on PostgreSQL: each
+#                       agent runs the minimal SQL's statements itself (bench/pg_client.cpp,
+#                       gateway-load --mode client) and POSTs the booking through the nginx
+#                       above, which adds the provider's credential: what an engineer would
+#                       build instead of the gateway, provider hop included (CLIENT_CONCURRENCY)
 # The first measurement is a protected pair on a fresh database (the gateway's migrations and
 # the claims the load makes; the minimal SQL's owner rows and no history); then both sides get
 # a history (bench/pgbench_seed.sql, bench/minimal_seed.sql) and the sweep over the number of
@@ -57,6 +62,8 @@
 # IO_THREADS=2 (gateway io_threads = nginx worker_processes), PROVIDER_CONNECTIONS (the most
 # agents of the run: the gateway's providers' max_connections; nginx opens an upstream
 # connection per request in flight and keeps 64 idle ones per worker), ACCESS_LOG=1 (the
+# CLIENT_CONCURRENCY ("1 64", quick "64"; "" for none: the careful client's pairs, random
+# names, seeded database), the
 # gateway's log.access, its default, and nginx's access_log to a file in the combined format;
 # 0: both off), LOAD_THREADS=1 (gateway-load event loops), MAX_TRIES=8 (pgbench tries per
 # transaction, as the gateway's SERIALIZABLE loop), SEED_TASKS=10000, SEED_OPS=10 (the history
@@ -114,6 +121,8 @@ seed_tasks=${SEED_TASKS:-10000}
 seed_ops=${SEED_OPS:-10}
 fresh_clients=${FRESH_CLIENTS:-64}
 neighbour_clients=${NEIGHBOUR_CLIENTS:-64}
+# shellcheck disable=SC2206 # a list of numbers
+client_levels=(${CLIENT_CONCURRENCY-$([ "$quick" = 1 ] && echo 64 || echo 1 64)})
 access_log=${ACCESS_LOG:-1}
 pgport=${BENCH_PG_PORT:-25719}
 gwport=${BENCH_GATEWAY_PORT:-18471}
@@ -127,14 +136,14 @@ plot=${results%.md}.png
 
 case $access_log in 0 | 1) ;; *) echo "bench: ACCESS_LOG must be 0 or 1" >&2; exit 2 ;; esac
 max_level=1
-for c in "${levels[@]}" "$fresh_clients" "$neighbour_clients"; do
-  case $c in '' | *[!0-9]* | 0) echo "bench: CONCURRENCY, FRESH_CLIENTS and NEIGHBOUR_CLIENTS must be positive integers" >&2; exit 2 ;; esac
+for c in "${levels[@]}" "$fresh_clients" "$neighbour_clients" "${client_levels[@]}"; do
+  case $c in '' | *[!0-9]* | 0) echo "bench: CONCURRENCY, FRESH_CLIENTS, NEIGHBOUR_CLIENTS and CLIENT_CONCURRENCY must be positive integers" >&2; exit 2 ;; esac
   [ "$c" -le "$max_level" ] || max_level=$c
 done
 # nginx opens an upstream connection for every request in flight, with no cap (keepalive 64 caps
 # only the idle ones a worker keeps): the gateway's providers get room for as many.
 provider_conns=${PROVIDER_CONNECTIONS:-$max_level}
-command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" FRESH_CLIENTS=$fresh_clients NEIGHBOUR_CLIENTS=$neighbour_clients IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct PIPELINE=$pipeline${group:+ GROUP=$group} IO_THREADS=$io_threads UPSTREAM=$upstream PASSTHROUGH=$passthrough_upstream PROVIDER_CONNECTIONS=$provider_conns ACCESS_LOG=$access_log LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
+command_line="DURATION=$duration WARMUP=$warmup ROUNDS=$rounds DB_ROUNDS=$db_rounds CONCURRENCY=\"${levels[*]}\" NAMES=\"${name_kinds[*]}\" FRESH_CLIENTS=$fresh_clients NEIGHBOUR_CLIENTS=$neighbour_clients CLIENT_CONCURRENCY=\"${client_levels[*]}\" IDLE_CONNECTIONS=$idle_n POOL=$pool DIRECT=$direct PIPELINE=$pipeline${group:+ GROUP=$group} IO_THREADS=$io_threads UPSTREAM=$upstream PASSTHROUGH=$passthrough_upstream PROVIDER_CONNECTIONS=$provider_conns ACCESS_LOG=$access_log LOAD_THREADS=$load_threads MAX_TRIES=$max_tries SEED_TASKS=$seed_tasks SEED_OPS=$seed_ops bench/run.sh$([ "$quick" = 0 ] || echo ' --quick')"
 
 pgdir=$repo/build/bench-pg
 nginxdir=$repo/build/bench-nginx
@@ -448,7 +457,7 @@ machine_ticks() { # busy total
 # A measurement's serialization failures and other errors are its own side's: the log prefix
 # names each line's client (pgbench; write-gateway and write-gateway-direct), so the other
 # side's last scripts of an alternating pair, still ending, are not counted against it.
-log_side() { case $1 in *-sql*) echo 'pgbench' ;; *) echo 'write-gateway[a-z-]*' ;; esac; }
+log_side() { case $1 in *-sql*) echo 'pgbench' ;; *-client*) echo 'careful-client' ;; *) echo 'write-gateway[a-z-]*' ;; esac; }
 serialization_failures() { grep -Ec "\] $1: ERROR:  could not serialize access" "$pglog" || true; }
 db_errors() { grep -Ec "\] $1: ERROR: " "$pglog" || true; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
@@ -490,14 +499,15 @@ db_rounds_for() { if [ "$1" -le 64 ]; then echo "$db_rounds"; else echo 1; fi; }
 # against the quiet one, and one 3 s window of a shared machine moved it by a factor of two
 # from run to run (65 and 129 ms in two full runs, 57 to 74 ms in three profile runs).
 neighbour_rounds=$db_rounds
-db_measurements=0 shared_levels=0
+db_measurements=0 shared_levels=0 client_measurements=0
 for c in "${levels[@]}"; do
   db_measurements=$((db_measurements + 2 * $(db_rounds_for "$c")))
   [ "$(db_rounds_for "$c")" -gt 1 ] || shared_levels=$((shared_levels + 1))
 done
+for c in "${client_levels[@]}"; do client_measurements=$((client_measurements + 2 * $(db_rounds_for "$c"))); done
 # Less the minimal protected rounds that a later pass of names takes from the first (db_pair).
 total_steps=$(( ${#name_kinds[@]} * db_kinds * db_measurements - (${#name_kinds[@]} - 1) * shared_levels
-  + 2 * $(db_rounds_for "$fresh_clients") + 2 * neighbour_rounds + ${#levels[@]} + 2 + (quick == 0 ? 1 : 0) ))
+  + 2 * $(db_rounds_for "$fresh_clients") + 2 * neighbour_rounds + client_measurements + ${#levels[@]} + 2 + (quick == 0 ? 1 : 0) ))
 plotdata=$work/plot
 mkdir -p "$plotdata"
 
@@ -538,6 +548,13 @@ measure() {
   last_out=$logs/$id.out
   last_rc=0
   run_client "$@" >"$last_out" 2>&1 || last_rc=$?
+  # The careful client's backends end as it exits: their CPU is the postmaster's once they have.
+  if [ "$side" = careful-client ]; then
+    for _ in $(seq 20); do
+      [ "$(psql_q -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'careful-client'")" -gt 0 ] || break
+      sleep 0.1
+    done
+  fi
   w1=$(date +%s.%N)
   tree_ticks "$pm_pid"; pg1=$ticks_sum; tree_ticks "$gateway_pid"; gw1=$ticks_sum
   tree_ticks "$provider_pid"; pv1=$ticks_sum; tree_ticks "$static_pid"; pv1=$((pv1 + ticks_sum))
@@ -732,6 +749,65 @@ sql_round() {
   details+=("### $rid: $label, round $r" "" "pgbench's own summary (the whole run, warm-up included, connection time excluded):" ""
             '```' "$(awk '/^(number of|latency|tps|maximum number of tries|total number|initial connection|pgbench: error)/ && n++ < 20' "$last_out")"
             "other database errors in the log: $db_errors_other" '```' "")
+}
+
+# client_round ID ROUND SECONDS LABEL CLIENTS: one round of "nginx plus a careful client library
+# on PostgreSQL": gateway-load's client mode, each agent on a PostgreSQL connection of its own
+# (application_name careful-client, for the log's serialization failures) running the minimal
+# SQL's statements, the booking POSTed through the proxy nginx; the minimal SQL's owner rows.
+client_round() {
+  local id=$1 r=$2 secs=$3 label=$4 n=$5
+  local rid=$id-r$r
+  measure "$rid" DB "$label, round $r" -- "$bin/gateway-load" --mode client --threads "$load_threads" --clients "$n" \
+    --duration "$secs" --warmup "$([ "$r" -eq 1 ] && echo "$warmup" || echo 0.5)" --run-id "$rid" \
+    --json "$work/$rid.json" --latencies "$work/$rid.lat" --tasks "$seed_tasks" --max-tries "$max_tries" \
+    --pg "host=127.0.0.1 port=$pgport user=postgres dbname=postgres application_name=careful-client options='-c search_path=minimal'" \
+    --url "http://127.0.0.1:$nginxport/v1/tenants/tenant-a/tasks/$passthrough_task/providers/$passthrough_provider/bookings"
+  local left; left=$(minimal_left "$rid")
+  if [ "$last_rc" -eq 0 ] && [ -s "$work/$rid.json" ]; then
+    cat "$work/$rid.lat" >>"$work/$id.lat"
+    round_ok[$rid]=$(jq -r .ok "$work/$rid.json")
+    acc_add "$id" "${round_ok[$rid]}" "$secs" "$left"
+    acc_notes[$id]+="; round $r: $(jq -r .serialization_retries "$work/$rid.json") transactions run again"
+  else
+    round_ok[$rid]=0
+    acc_add "$id" 0 "$secs" "$left"
+    acc_notes[$id]+="; round $r: gateway-load exited $last_rc: $(tail -n 1 "$last_out" | tr '|' '/')"
+  fi
+  details+=("### $rid: $label, round $r" "" '```' "$(cat "$last_out")" "other database errors in the log: $db_errors_other" '```' "")
+}
+
+# client_pair CLIENTS: protected writes on the seeded database, the gateway (random names)
+# against the careful client (a random task of the minimal SQL's), in ABBA rounds as db_pair's.
+# Both forward to the same static upstream; the client's requests go through nginx, with its
+# access log as the gateway's.
+client_pair() {
+  local c=$1 rounds secs r first side
+  local gid=P-cl-$c-gw cid=P-cl-$c-client
+  local glabel="protected random $c agents: gateway (the pair with the careful client)"
+  local clabel="protected $c agents: nginx plus a careful client library (the minimal SQL from each agent, the booking through nginx), a random task of $seed_tasks"
+  rounds=$(db_rounds_for "$c")
+  secs=$(awk -v d="$duration" -v r="$rounds" 'BEGIN { print d / r }')
+  acc_reset "$gid"
+  acc_reset "$cid"
+  for ((r = 1; r <= rounds; r++)); do
+    first=gw
+    [ $((r % 2)) -eq 0 ] && first=client
+    for side in $first $([ "$first" = gw ] && echo client || echo gw); do
+      if [ "$side" = gw ]; then
+        gw_round "$gid" "$r" "$secs" "$glabel" protected --mode protected --names random --port "$gwport" --clients "$c" \
+          --provider "$upstream"
+      else
+        client_round "$cid" "$r" "$secs" "$clabel" "$c"
+      fi
+    done
+  done
+  db_row "$gid" "$glabel" "$c" seeded "" gw
+  db_row "$cid" "$clabel" "$c" seeded "" gw
+  if [ "$rounds" -gt 1 ]; then
+    pair_rounds[$gid]=$(for ((r = 1; r <= rounds; r++)); do echo "${round_ok[$gid-r$r]:-0} ${round_ok[$cid-r$r]:-0}"; done |
+      awk '{ printf "%s%s", (NR > 1 ? " " : ""), ($2 > 0 ? sprintf("%.2f", $1 / $2) : "-") }')
+  fi
 }
 
 # share_round FROM TO: side TO's figures are side FROM's, the same script measured earlier in the
@@ -931,6 +1007,9 @@ for names in "${name_kinds[@]}"; do
   done
 done
 
+# What an engineer would build instead of the gateway, the provider hop included.
+for c in "${client_levels[@]}"; do client_pair "$c"; done
+
 # A neighbour that burns one core for the whole pair, as another tenant of a shared machine
 # would: both sides lose the same CPU, and the CPU columns show it as "other".
 (while :; do :; done) &
@@ -1061,6 +1140,7 @@ summary() {
       line("nginx, GET pass-through", "G", "nginx")
       line("nginx adding the gateway'"'"'s forwarded headers, GET pass-through", "G", "nginxfwd")
       line("(the bare proxy against nginx: the stack'"'"'s floor)", "G", "nginx", "bare")
+      line("nginx plus a careful client library on PostgreSQL, protected, random names", "P-cl", "client")
       print ""
       g = "P-seq-" fresh "-gw-fresh"; q = "P-seq-" fresh "-sql-fresh"
       if (g in ok) printf "- Fresh database, %s agents: %s protected writes/s against the minimal SQL'"'"'s %s (%s%s); p99 %s against %s ms.\n", fresh, ok[g], ok[q], ratio(g, q), by_round(g), p99[g], p99[q]
