@@ -13,7 +13,8 @@ std::string snapshot_sql(const AuthorityClock& clock, OperationRead operation) {
   sql += " AS now_ms, t.owner, t.epoch, t.secret_hash, t.expires_at_ms, l.version, l.open_op";
   // No operation: no join either, one plan node fewer to start and run in
   // every admission of a new key.
-  if (operation != OperationRead::none) {
+  if (operation == OperationRead::at_location) sql += ", o.state, o.attempts, o.held_reason";
+  if (operation == OperationRead::by_key) {
     sql +=
         ", o.fingerprint, o.state, o.attempts, o.upstream_key, o.committed_version,"
         " o.response_status, o.response_headers::text, o.response_body,"
@@ -64,7 +65,14 @@ TaskSnapshot parse_snapshot(const Row& row, AuthorityClock& clock, OperationRead
     s.ledger.version = row[6].template as<std::int64_t>();
     s.ledger.open_operation = row[7].template as<std::optional<std::string>>();
   }
-  if (operation != OperationRead::none && !row[8].is_null()) {
+  if (operation == OperationRead::at_location && !row[8].is_null()) {
+    StoredOperation op;
+    op.state = parse_operation_state(row[8].template as<std::string>()).value();
+    op.attempts = row[9].template as<int>();
+    if (!row[10].is_null()) op.held_reason = parse_held_reason(row[10].template as<std::string>());
+    s.operation = std::move(op);
+  }
+  if (operation == OperationRead::by_key && !row[8].is_null()) {
     StoredOperation op;
     op.fingerprint = field_bytes(row[8]);
     op.state = parse_operation_state(row[9].template as<std::string>()).value();

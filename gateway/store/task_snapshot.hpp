@@ -60,7 +60,10 @@ struct TaskSnapshot {
 
 // How the snapshot reads the operation: not at all, by its key ($3; none
 // when NULL), or at its row address ($5), a TID scan that locks that row
-// only, not an index page.
+// only, not an index page. At its address it reads only what settling the
+// attempt there weighs (state, attempts, held reason): the outcome's fast
+// path, whose fallback reads the rest by key when the row has moved. The
+// snapshot's other operation fields are then left empty.
 enum class OperationRead { none, by_key, at_location };
 
 // The snapshot as a query, for a statement that reads a task and acts on it
@@ -69,10 +72,18 @@ enum class OperationRead { none, by_key, at_location };
 // Its row parses with parse_snapshot, given the same OperationRead; the
 // columns past snapshot_width(operation) are the statement's own.
 std::string snapshot_sql(const AuthorityClock& clock, OperationRead operation);
-// Without the operation, the task's columns only (realm to open_op): no
-// column of NULLs, which PostgreSQL would carry through every node of the
-// statement's plan, and describe and send, on each admission of a new key.
-constexpr int snapshot_width(OperationRead operation) { return operation == OperationRead::none ? 8 : 27; }
+// The task's eight columns (realm to open_op), then the operation's: none,
+// all 19, or the three settling weighs. No column a statement's caller
+// does not read: PostgreSQL carries each through every node of the plan,
+// and describes and sends it, on every execution.
+constexpr int snapshot_width(OperationRead operation) {
+  switch (operation) {
+    case OperationRead::none: return 8;
+    case OperationRead::by_key: return 27;
+    case OperationRead::at_location: return 11;
+  }
+  return 27;
+}
 // `Row`: libpqxx's, or store/pg_result.hpp's.
 template <class Row>
 TaskSnapshot parse_snapshot(const Row& row, AuthorityClock& clock, OperationRead operation);
