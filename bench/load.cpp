@@ -457,6 +457,10 @@ class Agent {
   void build_claim(const std::string& task);
   void build_protected();
   void build_direct();
+  // A booking POST to a provider (or a proxy in front of it): `credential` empty when the
+  // proxy adds it.
+  void build_booking(std::string_view target, std::string_view credential, std::string_view key,
+                     std::string_view slot);
   std::string random_hex();
   std::string task_path(const std::string& task) const;
   bool success() const;
@@ -680,17 +684,27 @@ void Agent::build_direct() {
   unique += std::to_string(index_);
   unique += '-';
   unique += std::to_string(op_);
+  build_booking("/bookings", options_.provider_token, "d" + unique, unique);
+}
+
+void Agent::build_booking(std::string_view target, std::string_view credential, std::string_view key,
+                          std::string_view slot) {
   std::string body = R"({"slot":"slot-)";
-  body += unique;
+  body += slot;
   body += R"(","customer":"bench-)";
   body += std::to_string(index_);
   body += R"("})";
-  request_ = "POST /bookings HTTP/1.1\r\n";
+  request_ = "POST ";
+  request_ += target;
+  request_ += " HTTP/1.1\r\n";
   request_ += shared_.host_header;
-  request_ += "Authorization: Bearer ";
-  request_ += options_.provider_token;
-  request_ += "\r\nIdempotency-Key: d";
-  request_ += unique;
+  if (!credential.empty()) {
+    request_ += "Authorization: Bearer ";
+    request_ += credential;
+    request_ += "\r\n";
+  }
+  request_ += "Idempotency-Key: ";
+  request_ += key;
   request_ += "\r\nContent-Type: application/json\r\nContent-Length: ";
   request_ += std::to_string(body.size());
   request_ += "\r\n\r\n";
@@ -821,21 +835,7 @@ awaitable<std::string> Agent::client_write() {
   if (!failure.empty()) co_return failure;
   if (!refused.empty()) co_return refused;
   // The provider, through the proxy that holds its credential.
-  std::string body = R"({"slot":"slot-)";
-  body += op;
-  body += R"(","customer":"bench-)";
-  body += std::to_string(index_);
-  body += R"("})";
-  request_ = "POST ";
-  request_ += options_.target;
-  request_ += " HTTP/1.1\r\n";
-  request_ += shared_.host_header;
-  request_ += "Idempotency-Key: ";
-  request_ += op;
-  request_ += "\r\nContent-Type: application/json\r\nContent-Length: ";
-  request_ += std::to_string(body.size());
-  request_ += "\r\n\r\n";
-  request_ += body;
+  build_booking(options_.target, "", op, op);
   if (const beast::error_code ec = co_await exchange()) co_return "io: " + ec.message();
   if (!success()) co_return "provider " + status_key(reply_);
   // The outcome, under the epoch the admission read.

@@ -652,10 +652,18 @@ gw_round() {
     --warmup "$([ "$r" -eq 1 ] && echo "$warmup" || echo 0.5)" --run-id "$rid" --json "$work/$rid.json" \
     --latencies "$work/$rid.lat" "$@"
   [ "$kind" != protected ] || left=$(gateway_left "$rid")
+  keep_round "$id" "$r" "$secs" "$label" "$left"
+}
+
+# keep_round ID ROUND SECONDS LABEL LEFT [JQ]: a gateway-load round's figures added to ID's (none,
+# and why, when it failed), JQ's text from its JSON added to ID's notes, its output to the details.
+keep_round() {
+  local id=$1 r=$2 secs=$3 label=$4 left=$5 note=${6:-} rid=$1-r$2
   if [ "$last_rc" -eq 0 ] && [ -s "$work/$rid.json" ]; then
     cat "$work/$rid.lat" >>"$work/$id.lat"
     round_ok[$rid]=$(jq -r .ok "$work/$rid.json")
     acc_add "$id" "${round_ok[$rid]}" "$secs" "$left"
+    [ -z "$note" ] || acc_notes[$id]+="; round $r: $(jq -r "$note" "$work/$rid.json")"
   else
     round_ok[$rid]=0
     acc_add "$id" 0 "$secs" "$left"
@@ -763,18 +771,7 @@ client_round() {
     --json "$work/$rid.json" --latencies "$work/$rid.lat" --tasks "$seed_tasks" --max-tries "$max_tries" \
     --pg "host=127.0.0.1 port=$pgport user=postgres dbname=postgres application_name=careful-client options='-c search_path=minimal'" \
     --url "http://127.0.0.1:$nginxport/v1/tenants/tenant-a/tasks/$passthrough_task/providers/$passthrough_provider/bookings"
-  local left; left=$(minimal_left "$rid")
-  if [ "$last_rc" -eq 0 ] && [ -s "$work/$rid.json" ]; then
-    cat "$work/$rid.lat" >>"$work/$id.lat"
-    round_ok[$rid]=$(jq -r .ok "$work/$rid.json")
-    acc_add "$id" "${round_ok[$rid]}" "$secs" "$left"
-    acc_notes[$id]+="; round $r: $(jq -r .serialization_retries "$work/$rid.json") transactions run again"
-  else
-    round_ok[$rid]=0
-    acc_add "$id" 0 "$secs" "$left"
-    acc_notes[$id]+="; round $r: gateway-load exited $last_rc: $(tail -n 1 "$last_out" | tr '|' '/')"
-  fi
-  details+=("### $rid: $label, round $r" "" '```' "$(cat "$last_out")" "other database errors in the log: $db_errors_other" '```' "")
+  keep_round "$id" "$r" "$secs" "$label" "$(minimal_left "$rid")" '"\(.serialization_retries) transactions run again"'
 }
 
 # client_pair CLIENTS: protected writes on the seeded database, the gateway (random names)
