@@ -144,3 +144,36 @@ TEST_CASE("one-statement outcome: at the admitted rows, written once, and a seco
   // The second one is kept as evidence, not written over the first.
   CHECK(f.db.scalar("SELECT count(*) FROM operation_evidence") == "1");
 }
+
+TEST_CASE("snapshot: each way of reading the operation returns snapshot_width columns, and what its callers read") {
+  OneStatementFixture f;
+  const auto a = f.ledger.admit(f.session, f.admission(f.grant, op_a));
+  REQUIRE(a.rows);
+  pqxx::connection c(f.db.url());
+  pqxx::work tx(c);
+  const struct {
+    OperationRead read;
+    const char* name;
+  } reads[] = {{OperationRead::none, "s_none"}, {OperationRead::by_key, "s_by_key"}, {OperationRead::at_location, "s_at"}};
+  for (const auto& r : reads) {
+    CAPTURE(r.name);
+    // Typed, so that a parameter a way of reading leaves out is still accepted.
+    tx.exec0("PREPARE " + std::string(r.name) + "(text, text, text, bigint, tid) AS " + snapshot_sql(f.clock, r.read));
+    const auto rows = tx.exec("EXECUTE " + std::string(r.name) + "('tenant-a', 'task-a', 'op-a', 0, " +
+                              tx.quote(a.rows->operation) + ")");
+    REQUIRE(rows.size() == 1);
+    CHECK(rows.columns() == snapshot_width(r.read));
+    const auto snap = parse_snapshot(rows[0], f.clock, r.read);
+    CHECK(snap.ledger.open_operation == std::optional<std::string>("op-a"));
+    if (r.read == OperationRead::none) {
+      CHECK_FALSE(snap.operation);
+      continue;
+    }
+    REQUIRE(snap.operation);
+    CHECK(snap.operation->state == OperationState::in_flight);
+    CHECK(snap.operation->attempts == 1);
+    CHECK_FALSE(snap.operation->held_reason);
+    // By key, the whole operation; at its address, only what settling weighs.
+    CHECK(snap.operation->target == (r.read == OperationRead::by_key ? "/bookings" : ""));
+  }
+}
