@@ -823,7 +823,7 @@ awaitable<std::string> Agent::client_write() {
     a = co_await pg_->run("owner", key);
     if (!a.ok()) co_return a;
     if (!a.has_row || a.row.size() != 4 || a.row[0] != minimal_owner) {
-      refused = "no owner row for " + task;
+      refused = task + " has no owner row, or not this client's";
       co_return a;
     }
     epoch = a.row[1];

@@ -61,9 +61,9 @@
 # booking demo provider, whose own cost per request then dilutes the proxies' difference),
 # IO_THREADS=2 (gateway io_threads = nginx worker_processes), PROVIDER_CONNECTIONS (the most
 # agents of the run: the gateway's providers' max_connections; nginx opens an upstream
-# connection per request in flight and keeps 64 idle ones per worker), ACCESS_LOG=1 (the
-# CLIENT_CONCURRENCY ("1 64", quick "64"; "" for none: the careful client's pairs, random
-# names, seeded database), the
+# connection per request in flight and keeps 64 idle ones per worker), CLIENT_CONCURRENCY
+# ("1 64", quick "64"; "" for none: agents of the pairs with the careful client, random names,
+# seeded database), ACCESS_LOG=1 (the
 # gateway's log.access, its default, and nginx's access_log to a file in the combined format;
 # 0: both off), LOAD_THREADS=1 (gateway-load event loops), MAX_TRIES=8 (pgbench tries per
 # transaction, as the gateway's SERIALIZABLE loop), SEED_TASKS=10000, SEED_OPS=10 (the history
@@ -801,10 +801,7 @@ client_pair() {
   done
   db_row "$gid" "$glabel" "$c" seeded "" gw
   db_row "$cid" "$clabel" "$c" seeded "" gw
-  if [ "$rounds" -gt 1 ]; then
-    pair_rounds[$gid]=$(for ((r = 1; r <= rounds; r++)); do echo "${round_ok[$gid-r$r]:-0} ${round_ok[$cid-r$r]:-0}"; done |
-      awk '{ printf "%s%s", (NR > 1 ? " " : ""), ($2 > 0 ? sprintf("%.2f", $1 / $2) : "-") }')
-  fi
+  round_ratios "$gid" "$cid" "$rounds"
 }
 
 # share_round FROM TO: side TO's figures are side FROM's, the same script measured earlier in the
@@ -891,11 +888,16 @@ db_pair() {
   done
   db_row "$gid" "$glabel" "$c" "$db" "$series_gw" gw
   db_row "$sid" "$slabel" "$c" "$db" "$series_sql" sql
-  # Each round's sides ran the same seconds back to back: their ratio is that round's.
-  if [ "$rounds" -gt 1 ]; then
-    pair_rounds[$gid]=$(for ((r = 1; r <= rounds; r++)); do echo "${round_ok[$gid-r$r]:-0} ${round_ok[$sid-r$r]:-0}"; done |
-      awk '{ printf "%s%s", (NR > 1 ? " " : ""), ($2 > 0 ? sprintf("%.2f", $1 / $2) : "-") }')
-  fi
+  round_ratios "$gid" "$sid" "$rounds"
+}
+
+# round_ratios GATEWAY BASELINE ROUNDS: each round's sides ran the same seconds back to back, so
+# their ratio is that round's; kept (pair_rounds) for the summary when the pair ran in rounds.
+round_ratios() {
+  local gid=$1 bid=$2 rounds=$3 r
+  [ "$rounds" -gt 1 ] || return 0
+  pair_rounds[$gid]=$(for ((r = 1; r <= rounds; r++)); do echo "${round_ok[$gid-r$r]:-0} ${round_ok[$bid-r$r]:-0}"; done |
+    awk '{ printf "%s%s", (NR > 1 ? " " : ""), ($2 > 0 ? sprintf("%.2f", $1 / $2) : "-") }')
 }
 
 # load_phase ID KIND LABEL SERIES gateway-load-args...
