@@ -3,7 +3,8 @@
 #   release -> build/release  (CMake's plain Release: -O3, no debug info; so CI builds -O3 once),
 #              the gateway's own libraries with profile feedback from scripts/pgo.sh (GATEWAY_PGO=0:
 #              without, when training again and recompiling the gateway after each change of its
-#              code, a few minutes, is too long)
+#              code, a few minutes, is too long), and write-gateway linked with link-time
+#              optimization (CMake's GATEWAY_LTO; the other executables link as usual)
 #   asan    -> build/asan     (clang 19, -O0 with line tables, AddressSanitizer +
 #              UndefinedBehaviorSanitizer)
 # Binaries land in build/<tree>/bin/. A tree is configured only once; afterwards CMake's own
@@ -48,7 +49,7 @@ for tree in "${trees[@]}"; do
       # value left in the tree's cache would outlive a switch to GATEWAY_PGO=0.
       profile=
       if [ "${GATEWAY_PGO:-1}" != 0 ]; then profile=$(scripts/pgo.sh); fi
-      flags+=("-DGATEWAY_PROFILE_USE=$profile")
+      flags+=("-DGATEWAY_PROFILE_USE=$profile" -DGATEWAY_LTO=ON)
       ;;
     # clang, not GCC: GCC 12 compiles this tree's instrumented Beast and coroutine code two to
     # three times slower (the demo provider's server.cpp 115 s against 40; the whole tree 23
