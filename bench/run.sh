@@ -523,6 +523,36 @@ cpu_cols_from() {
 }
 # add_raw A B: two such lists added field by field.
 add_raw() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); for (i = 1; i <= 8; i++) printf "%s%s", (i > 1 ? " " : ""), x[i] + y[i] }'; }
+# The CPU of a database round is counted over its measured window only, as the pass-through's is:
+# counted over the whole client run, it took in the load generator's start (its claims, 64
+# connections) and end, when the machine is mostly idle, and the gateway's rows showed a third of
+# a core idle that its steady state never has (1% to 3% by /proc/stat every 0.25 s, 7 December).
+# watch_args: gateway-load's --watch for the processes of the CPU columns, sampled by it at the
+# edges of its window.
+watch_args=()
+set_watch_args() {
+  watch_args=(--watch "postgres=$pm_pid" --watch "gateway=$gateway_pid" --watch "provider=$provider_pid"
+              --watch "static=$static_pid" --watch "nginx=$nginx_pid")
+}
+set_watch_args
+# raw_from_json FILE: cpu_cols_from's list from a gateway-load JSON written with watch_args.
+raw_from_json() {
+  jq -r '.cpu_ticks as $t | [$t.postgres, $t.gateway, $t.provider + $t.static, $t.nginx,
+         (.cpu_s * .ticks_per_s | round), .machine_busy_ticks, .machine_total_ticks, .elapsed_s]
+         | map(tostring) | join(" ")' "$1"
+}
+# window_cpu LOADGEN_PID: the same list's counters now (the wall clock in place of seconds), for
+# a window whose edges the caller picks; window_raw A B: the list between two such samples.
+window_cpu() {
+  local pg gw pv ng cl m
+  tree_ticks "$pm_pid"; pg=$ticks_sum; tree_ticks "$gateway_pid"; gw=$ticks_sum
+  tree_ticks "$provider_pid"; pv=$ticks_sum; tree_ticks "$static_pid"; pv=$((pv + ticks_sum))
+  tree_ticks "$nginx_pid"; ng=$ticks_sum
+  cl=0; [ -z "$1" ] || cl=$(ticks_of "$1")
+  m=$(machine_ticks)
+  echo "$pg $gw $pv $ng $cl $m $(date +%s.%N)"
+}
+window_raw() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); for (i = 1; i <= 8; i++) printf "%s%s", (i > 1 ? " " : ""), (i < 8 ? y[i] - x[i] : sprintf("%.3f", y[i] - x[i])) }'; }
 
 # measure ID DB|HTTP LABEL -- command...: one measurement, with the CPU, serialization failures
 # and database errors around it. Sets last_out, last_rc, cpu_raw, cpu_cols, db_serial,
@@ -650,9 +680,19 @@ gw_round() {
   # The gateway's pool is warm after the first round; agents only reconnect and claim.
   measure "$rid" DB "$label, round $r" -- "$bin/gateway-load" --threads "$load_threads" --duration "$secs" \
     --warmup "$([ "$r" -eq 1 ] && echo "$warmup" || echo 0.5)" --run-id "$rid" --json "$work/$rid.json" \
-    --latencies "$work/$rid.lat" "$@"
+    --latencies "$work/$rid.lat" "${watch_args[@]}" "$@"
+  window_cpu_from_json "$work/$rid.json"
   [ "$kind" != protected ] || left=$(gateway_left "$rid")
   keep_round "$id" "$r" "$secs" "$label" "$left"
+}
+
+# window_cpu_from_json FILE: cpu_raw over the window of the gateway-load run that wrote FILE
+# (left as measure() counted it when the run failed).
+window_cpu_from_json() {
+  local raw
+  [ "$last_rc" -eq 0 ] && [ -s "$1" ] && raw=$(raw_from_json "$1") && [ -n "$raw" ] || return 0
+  cpu_raw=$raw
+  cpu_cols=$(cpu_cols_from "$cpu_raw")
 }
 
 # keep_round ID ROUND SECONDS LABEL LEFT [JQ]: a gateway-load round's figures added to ID's (none,
@@ -672,7 +712,7 @@ keep_round() {
   details+=("### $rid: $label, round $r" "" '```' "$(cat "$last_out")" "other database errors in the log: $db_errors_other" '```' "")
 }
 
-# cut_round CLIENTS LIMIT SECONDS: run beside one pgbench round; prints how many of its scripts it
+# cut_round CLIENTS LIMIT SECONDS ROUND: run beside one pgbench round (ROUND: its id); prints how many of its scripts it
 # ended. pgbench -T counts from before its clients connect (PostgreSQL 15), so the limit carries
 # an allowance for connecting, estimated from conn_ms_per_100. Once all clients are connected and
 # the warm-up and the measured seconds have passed (2 s of grace), the round is cut short when more
@@ -680,7 +720,7 @@ keep_round() {
 # they are queueing, the window's figures are in, and the allowance would only add queue.
 # Otherwise pgbench ends as -T says, and whatever is still open 2 s past the limit is ended.
 cut_round() {
-  local n=$1 limit=$2 secs=$3 start connected_at='' backends="application_name = 'pgbench' AND datname = 'postgres'"
+  local n=$1 limit=$2 secs=$3 rid=$4 start connected_at='' backends="application_name = 'pgbench' AND datname = 'postgres'"
   start=$(date +%s.%N)
   since_start() { awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN { print n - s }'; }
   sleep_until() { sleep "$(awk -v t="$1" -v e="$(since_start)" 'BEGIN { d = t - e; print (d > 0 ? d : 0) }')"; }
@@ -693,16 +733,26 @@ cut_round() {
     sleep 0.25
   done
   if [ -n "$connected_at" ]; then
+    # The CPU columns' window: from the warm-up's end, the round's seconds (window_cpu), with
+    # pgbench's own CPU; written to $work/cpu-ROUND for sql_round.
+    local pgbench_pid c0 c1
+    pgbench_pid=$(pgrep -x -n pgbench || true)
+    sleep_until "$(awk -v c="$connected_at" -v w="$warmup" 'BEGIN { print c + w }')"
+    c0=$(window_cpu "$pgbench_pid")
+    sleep_until "$(awk -v c="$connected_at" -v w="$warmup" -v s="$secs" 'BEGIN { print c + w + s }')"
+    c1=$(window_cpu "$pgbench_pid")
+    window_raw "$c0" "$c1" >"$work/cpu-$rid"
     # The clients start together once the last has connected: a transaction open longer than
-    # the window itself, at its end, is one that took all of it waiting.
-    sleep_until "$(awk -v c="$connected_at" -v h="$((warmup + secs + 2))" 'BEGIN { print c + h }')"
+    # the window itself, at its end, is one that took all of it waiting (seconds may be
+    # fractional: 1.5 for two rounds of 3).
+    sleep_until "$(awk -v c="$connected_at" -v w="$warmup" -v s="$secs" 'BEGIN { print c + w + s + 2 }')"
     if [ "$(psql_q -c "SELECT count(*) FROM pg_stat_activity WHERE $backends
           AND xact_start < now() - interval '$secs seconds'")" -gt $((n / 2)) ]; then
       end_scripts queued
       return
     fi
   fi
-  sleep_until $((limit + 2))
+  sleep_until "$(awk -v l="$limit" 'BEGIN { print l + 2 }')"
   end_scripts late
 }
 
@@ -720,8 +770,8 @@ sql_round() {
   # 1,000 clients SERIALIZABLE scripts queue for a minute, long after the measured window.
   # cut_round ends them (pg_terminate_backend) and the row says how many. They are past the
   # measured window whenever they end, so waiting for them would only cost the full run.
-  rm -f "$work/cut-$rid"
-  (cut_round "$n" "$limit" "$secs" >"$work/cut-$rid") 2>"$logs/$rid.cut.err" &
+  rm -f "$work/cut-$rid" "$work/cpu-$rid"
+  (cut_round "$n" "$limit" "$secs" "$rid" >"$work/cut-$rid") 2>"$logs/$rid.cut.err" &
   local cutter=$!
   # The scripts name their isolation level: SERIALIZABLE where the baseline needs it.
   measure "$rid" DB "$label, round $r" -- \
@@ -732,6 +782,11 @@ sql_round() {
     -D tasks="$seed_tasks" -l --log-prefix="$work/$rid" -f "bench/minimal_$kind.sql" postgres
   kill "$cutter" 2>/dev/null || true
   wait "$cutter" 2>/dev/null || true
+  # The window's CPU when the cutter saw it through; else measure()'s, over the whole run.
+  if [ -s "$work/cpu-$rid" ]; then
+    cpu_raw=$(cat "$work/cpu-$rid")
+    cpu_cols=$(cpu_cols_from "$cpu_raw")
+  fi
   local cut=0 cut_why='' ok failed retried span left=''
   [ ! -s "$work/cut-$rid" ] || read -r cut cut_why <"$work/cut-$rid"
   [ "$kind" != protected ] || left=$(minimal_left "$rid")
@@ -770,7 +825,9 @@ client_round() {
     --duration "$secs" --warmup "$([ "$r" -eq 1 ] && echo "$warmup" || echo 0.5)" --run-id "$rid" \
     --json "$work/$rid.json" --latencies "$work/$rid.lat" --tasks "$seed_tasks" --max-tries "$max_tries" \
     --pg "host=127.0.0.1 port=$pgport user=postgres dbname=postgres application_name=careful-client options='-c search_path=minimal'" \
-    --url "http://127.0.0.1:$nginxport/v1/tenants/tenant-a/tasks/$passthrough_task/providers/$passthrough_provider/bookings"
+    --url "http://127.0.0.1:$nginxport/v1/tenants/tenant-a/tasks/$passthrough_task/providers/$passthrough_provider/bookings" \
+    "${watch_args[@]}"
+  window_cpu_from_json "$work/$rid.json"
   keep_round "$id" "$r" "$secs" "$label" "$(minimal_left "$rid")" '"\(.serialization_retries) transactions run again"'
 }
 
@@ -907,7 +964,8 @@ load_phase() {
   local n
   n=$(echo "$*" | sed -n 's/.*--clients \([0-9]*\).*/\1/p')
   measure "$id" "$kind" "$label" -- "$bin/gateway-load" --threads "$load_threads" --duration "$duration" --warmup "$warmup" \
-    --run-id "$id" --json "$work/$id.json" "$@"
+    --run-id "$id" --json "$work/$id.json" "${watch_args[@]}" "$@"
+  window_cpu_from_json "$work/$id.json"
   load_row "$id" "$label" "$n" "$series" "$work/$id.json"
   details+=("### $id: $label" "" '```' "$(cat "$last_out")" "other database errors in the log: $db_errors_other" '```' "")
 }
