@@ -489,7 +489,7 @@ minimal_left() {
 # --- Measurements -----------------------------------------------------------------------------
 rows=()     # markdown table rows, in order
 details=()  # per measurement: what came back
-failures=0  # measurements whose client failed (reported, the run goes on)
+failures=0  # measurements whose client or round watcher failed (reported, the run goes on)
 step=0
 db_kinds=2  # protected, claim
 # Rounds per side of one database comparison (db_pair): $db_rounds up to 64 clients (the issue #30
@@ -526,7 +526,7 @@ add_raw() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " ");
 # The CPU of a database round is counted over its measured window only, as the pass-through's is:
 # counted over the whole client run, it took in the load generator's start (its claims, 64
 # connections) and end, when the machine is mostly idle, and the gateway's rows showed a third of
-# a core idle that its steady state never has (1% to 3% by /proc/stat every 0.25 s, 7 December).
+# a core idle that its steady state never has (0% to 4% by /proc/stat every 0.25 s, 7 December).
 # watch_args: gateway-load's --watch for the processes of the CPU columns, sampled by it at the
 # edges of its window.
 watch_args=()
@@ -535,14 +535,16 @@ set_watch_args() {
               --watch "static=$static_pid" --watch "nginx=$nginx_pid")
 }
 set_watch_args
-# raw_from_json FILE: cpu_cols_from's list from a gateway-load JSON written with watch_args.
+# raw_from_json FILE [PROXY]: cpu_cols_from's list from a gateway-load JSON written with
+# watch_args, PROXY's ticks (gateway, or the pass-through's bare) in the proxy's column.
 raw_from_json() {
-  jq -r '.cpu_ticks as $t | [$t.postgres, $t.gateway, $t.provider + $t.static, $t.nginx,
+  jq -r --arg proxy "${2:-gateway}" '.cpu_ticks as $t | [$t.postgres, $t[$proxy], $t.provider + $t.static, $t.nginx,
          (.cpu_s * .ticks_per_s | round), .machine_busy_ticks, .machine_total_ticks, .elapsed_s]
          | map(tostring) | join(" ")' "$1"
 }
-# window_cpu LOADGEN_PID: the same list's counters now (the wall clock in place of seconds), for
-# a window whose edges the caller picks; window_raw A B: the list between two such samples.
+# window_cpu LOADGEN_PID: the same list's counters now (the wall clock in place of seconds;
+# LOADGEN_PID may be empty), for a window whose edges the caller picks; window_raw A B [LOADGEN]:
+# the list between two such samples, LOADGEN's ticks in place of the load generator's when given.
 window_cpu() {
   local pg gw pv ng cl m
   tree_ticks "$pm_pid"; pg=$ticks_sum; tree_ticks "$gateway_pid"; gw=$ticks_sum
@@ -552,7 +554,12 @@ window_cpu() {
   m=$(machine_ticks)
   echo "$pg $gw $pv $ng $cl $m $(date +%s.%N)"
 }
-window_raw() { awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); for (i = 1; i <= 8; i++) printf "%s%s", (i > 1 ? " " : ""), (i < 8 ? y[i] - x[i] : sprintf("%.3f", y[i] - x[i])) }'; }
+window_raw() {
+  awk -v a="$1" -v b="$2" -v cl="${3:-}" 'BEGIN {
+    split(a, x, " "); split(b, y, " ")
+    for (i = 1; i <= 8; i++) printf "%s%s", (i > 1 ? " " : ""), (i == 5 && cl != "" ? cl : i < 8 ? y[i] - x[i] : sprintf("%.3f", y[i] - x[i]))
+  }'
+}
 
 # measure ID DB|HTTP LABEL -- command...: one measurement, with the CPU, serialization failures
 # and database errors around it. Sets last_out, last_rc, cpu_raw, cpu_cols, db_serial,
@@ -569,12 +576,9 @@ measure() {
     curl -sf -X POST -H 'Authorization: Bearer booking-secret' -H 'Content-Type: application/json' \
       -d '{"slot":"bench-passthrough","customer":"bench"}' "http://127.0.0.1:$provport/bookings" >/dev/null
   fi
-  local pg0 gw0 pv0 ng0 m0 sf0 er0 w0 pg1 gw1 pv1 ng1 m1 sf1 er1 w1
-  tree_ticks "$pm_pid"; pg0=$ticks_sum; tree_ticks "$gateway_pid"; gw0=$ticks_sum
-  tree_ticks "$provider_pid"; pv0=$ticks_sum; tree_ticks "$static_pid"; pv0=$((pv0 + ticks_sum))
-  tree_ticks "$nginx_pid"; ng0=$ticks_sum
+  local c0 c1 sf0 er0 sf1 er1
   local side; side=$(log_side "$id")
-  m0=$(machine_ticks); sf0=$(serialization_failures "$side"); er0=$(db_errors "$side"); w0=$(date +%s.%N)
+  c0=$(window_cpu ""); sf0=$(serialization_failures "$side"); er0=$(db_errors "$side")
   last_out=$logs/$id.out
   last_rc=0
   run_client "$@" >"$last_out" 2>&1 || last_rc=$?
@@ -585,18 +589,14 @@ measure() {
       sleep 0.1
     done
   fi
-  w1=$(date +%s.%N)
-  tree_ticks "$pm_pid"; pg1=$ticks_sum; tree_ticks "$gateway_pid"; gw1=$ticks_sum
-  tree_ticks "$provider_pid"; pv1=$ticks_sum; tree_ticks "$static_pid"; pv1=$((pv1 + ticks_sum))
-  tree_ticks "$nginx_pid"; ng1=$ticks_sum
-  m1=$(machine_ticks); sf1=$(serialization_failures "$side"); er1=$(db_errors "$side")
+  c1=$(window_cpu ""); sf1=$(serialization_failures "$side"); er1=$(db_errors "$side")
   if [ "$last_rc" -ne 0 ]; then
     failures=$((failures + 1))
     say "$id: the client exited with $last_rc (output: $last_out)"
     tail -n 5 "$last_out" >&2
   fi
-  local cl; cl=$(cat "$work/client_ticks" 2>/dev/null || echo 0)
-  cpu_raw="$((pg1 - pg0)) $((gw1 - gw0)) $((pv1 - pv0)) $((ng1 - ng0)) $cl $(( ${m1% *} - ${m0% *} )) $(( ${m1#* } - ${m0#* } )) $(awk -v a="$w0" -v b="$w1" 'BEGIN { print b - a }')"
+  # The client's CPU is what run_client's shell counted for it once it had exited.
+  cpu_raw=$(window_raw "$c0" "$c1" "$(cat "$work/client_ticks" 2>/dev/null || echo 0)")
   cpu_cols=$(cpu_cols_from "$cpu_raw")
   db_serial=$((sf1 - sf0))
   db_errors_other=$((er1 - er0 - db_serial))
@@ -782,6 +782,11 @@ sql_round() {
     -D tasks="$seed_tasks" -l --log-prefix="$work/$rid" -f "bench/minimal_$kind.sql" postgres
   kill "$cutter" 2>/dev/null || true
   wait "$cutter" 2>/dev/null || true
+  # A watcher that failed (its CPU window and any cut lost) is counted as a failed measurement.
+  if [ -s "$logs/$rid.cut.err" ]; then
+    failures=$((failures + 1))
+    say "$rid: the round's watcher failed (log: $logs/$rid.cut.err)"
+  fi
   # The window's CPU when the cutter saw it through; else measure()'s, over the whole run.
   if [ -s "$work/cpu-$rid" ]; then
     cpu_raw=$(cat "$work/cpu-$rid")
@@ -1014,22 +1019,14 @@ alternate_phase() {
     --alternate "nginx,http://127.0.0.1:$nginxport$passthrough_path,dev-agent-token-a" \
     --alternate "nginxfwd,http://127.0.0.1:$nginxfwdport$passthrough_path,dev-agent-token-a" \
     --alternate "bare,http://127.0.0.1:$bareport$passthrough_path,dev-agent-token-a" \
-    "${provider_side[@]}" \
-    --watch "postgres=$pm_pid" --watch "gateway=$gateway_pid" --watch "provider=$provider_pid" --watch "static=$static_pid" \
-    --watch "nginx=$nginx_pid" --watch "bare=$bare_pid"
+    "${provider_side[@]}" "${watch_args[@]}" --watch "bare=$bare_pid"
   local i side j
   for i in "${!sides[@]}"; do
     side=${sides[$i]} j=$work/$id-${sides[$i]}.json
     if [ "$last_rc" -eq 0 ] && [ -s "$work/$id.json" ]; then
       jq ".sides[\"$side\"]" "$work/$id.json" >"$j"
-      cpu_cols=$(jq -r --argjson n "$(nproc)" --arg side "$side" '
-        (100 / (.ticks_per_s * .elapsed_s)) as $f | .cpu_ticks as $t | (.cpu_s * .ticks_per_s) as $cl
-        | ([$t.postgres, $t.gateway, $t.provider, $t.static, $t.nginx, $t.bare] | add) as $watched
-        | ([.machine_busy_ticks - $watched - $cl, 0] | max) as $other
-        | (if $side == "bare" then $t.bare else $t.gateway end) as $proxy
-        | [$t.postgres * $f, $proxy * $f, ($t.provider + $t.static) * $f, $t.nginx * $f, $cl * $f, $other * $f,
-           (if .machine_total_ticks > 0 then (.machine_total_ticks - .machine_busy_ticks) * 100 * $n / .machine_total_ticks else 0 end)]
-        | map(round | tostring) | join(" | ")' "$j")
+      # The proxy not measured in this side's rounds (next to idle) counts as "other".
+      cpu_cols=$(cpu_cols_from "$(raw_from_json "$j" "$([ "$side" = bare ] && echo bare || echo gateway)")")
     else
       : >"$j"
     fi
@@ -1352,5 +1349,5 @@ relplot=$(basename -- "$plot")
   echo '```'
 } >"$results"
 
-say "wrote $results and $([ "$plot_ok" = yes ] && echo "$plot" || echo "no plot") (${total_s} s, $failures measurement(s) whose client failed)"
+say "wrote $results and $([ "$plot_ok" = yes ] && echo "$plot" || echo "no plot") (${total_s} s, $failures measurement(s) whose client or round watcher failed)"
 [ "$plot_ok" = yes ] || exit 1
