@@ -16,8 +16,8 @@ ARG BUILD_JOBS=2
 ARG GATEWAY_COMMIT=unknown
 ENV GATEWAY_COMMIT=${GATEWAY_COMMIT}
 # The same flags as scripts/build.sh's release tree (-O3, no debug info, write-gateway linked
-# as one program), without its profile (scripts/pgo.sh trains against a PostgreSQL, which this
-# stage does not have).
+# as one program), without its profile and so without BOLT's layout (scripts/pgo.sh and
+# scripts/bolt.sh train against a PostgreSQL, which this stage does not have).
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O3 -DNDEBUG" -DGATEWAY_LTO=ON \
  && cmake --build /build -j"${BUILD_JOBS}" --target write-gateway demo-provider
 

@@ -4,7 +4,9 @@
 #              the gateway's own libraries with profile feedback from scripts/pgo.sh (GATEWAY_PGO=0:
 #              without, when training again and recompiling the gateway after each change of its
 #              code, a few minutes, is too long), and write-gateway linked with link-time
-#              optimization (CMake's GATEWAY_LTO; the other executables link as usual)
+#              optimization (CMake's GATEWAY_LTO; the other executables link as usual); with the
+#              profile, write-gateway is then laid out by BOLT from a run of its own
+#              (scripts/bolt.sh; GATEWAY_BOLT=0: not)
 #   asan    -> build/asan     (clang 19, -O0 with line tables, AddressSanitizer +
 #              UndefinedBehaviorSanitizer)
 # Binaries land in build/<tree>/bin/. A tree is configured only once; afterwards CMake's own
@@ -34,6 +36,7 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$repo}
 export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
 export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros}
 
+bolt=OFF
 for tree in "${trees[@]}"; do
   dir=build/$tree
   # Compile time is CI time: full debug info costs ~40% of a Beast TU, so the release tree has
@@ -49,7 +52,11 @@ for tree in "${trees[@]}"; do
       # value left in the tree's cache would outlive a switch to GATEWAY_PGO=0.
       profile=
       if [ "${GATEWAY_PGO:-1}" != 0 ]; then profile=$(scripts/pgo.sh); fi
-      flags+=("-DGATEWAY_PROFILE_USE=$profile" -DGATEWAY_LTO=ON)
+      # With the profile, write-gateway is then laid out by its own run as well (scripts/bolt.sh,
+      # after the build below); GATEWAY_BOLT=0 leaves it as linked.
+      bolt=OFF
+      if [ -n "$profile" ] && [ "${GATEWAY_BOLT:-1}" != 0 ]; then bolt=ON; fi
+      flags+=("-DGATEWAY_PROFILE_USE=$profile" -DGATEWAY_LTO=ON "-DGATEWAY_BOLT=$bolt")
       ;;
     # clang, not GCC: GCC 12 compiles this tree's instrumented Beast and coroutine code two to
     # three times slower (the demo provider's server.cpp 115 s against 40; the whole tree 23
@@ -70,4 +77,9 @@ for tree in "${trees[@]}"; do
   echo "== building $dir" >&2
   # 2 jobs by default: the reference machine has 2 cores and a Beast TU takes ~830 MB.
   cmake --build "$dir" -j"${BUILD_JOBS:-2}" "$@"
+  if [ "$tree" = release ] && [ "$bolt" = ON ] && [ -x "$dir/bin/write-gateway" ]; then
+    # The training's provider and load come from the same tree.
+    cmake --build "$dir" -j"${BUILD_JOBS:-2}" --target demo-provider gateway-load
+    scripts/bolt.sh "$dir/bin"
+  fi
 done
