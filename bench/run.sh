@@ -1216,7 +1216,15 @@ pg_settings=$(psql_q -F ' = ' -c "SELECT name, setting FROM pg_settings WHERE na
 pg_version=$(psql_q -c 'SHOW server_version')
 nginx_version=$(/usr/sbin/nginx -v 2>&1 | sed 's/^nginx version: //')
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$bin/../CMakeCache.txt" 2>/dev/null || echo unknown)
-profile_used=$(sed -n 's/^GATEWAY_PROFILE_USE:[A-Z]*=//p' "$bin/../CMakeCache.txt" 2>/dev/null)
+profile_used=$(sed -n 's/^GATEWAY_PROFILE_USE:[A-Z]*=//p' "$bin/../CMakeCache.txt" 2>/dev/null || true)
+# Read whole before it is searched: grep -q would stop reading early, and under pipefail
+# readelf's broken pipe would read as "not laid out".
+sections=$(readelf -SW "$bin/write-gateway" 2>/dev/null || true)
+if grep -q '\.note\.bolt_info' <<<"$sections"; then
+  layout="write-gateway laid out by BOLT from a run of its own (scripts/bolt.sh)"
+else
+  layout="write-gateway as linked (no BOLT layout)"
+fi
 if [ -n "${BIN_DIR:-}" ]; then
   commit="binaries from BIN_DIR=$BIN_DIR; scripts from $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- bench ':!bench/results.md' ':!bench/results.png' 2>/dev/null || echo " (bench/ modified in the working tree)")"
 else
@@ -1238,7 +1246,7 @@ relplot=$(basename -- "$plot")
   echo "| machine | $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/^Mem:/ {print $2}') GiB, $(uname -sr) |"
   echo "| load average before the run | $loadavg_before |"
   echo "| PostgreSQL | $pg_version, private cluster on 127.0.0.1, durable defaults: $(echo "$pg_settings" | tr '\n' ',' | sed 's/,$//; s/,/, /g') |"
-  echo "| build | $bin, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1), $([ -n "$profile_used" ] && echo "the gateway's libraries optimized with the profile in ${profile_used#"$repo"/} (scripts/pgo.sh)" || echo "no profile (GATEWAY_PGO=0)"), $(readelf -SW "$bin/write-gateway" 2>/dev/null | grep -q '\.note\.bolt_info' && echo "write-gateway laid out by BOLT from a run of its own (scripts/bolt.sh)" || echo "write-gateway as linked (no BOLT layout)") |"
+  echo "| build | $bin, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1), $([ -n "$profile_used" ] && echo "the gateway's libraries optimized with the profile in ${profile_used#"$repo"/} (scripts/pgo.sh)" || echo "no profile (GATEWAY_PGO=0)"), $layout |"
   echo "| commit | $commit |"
   echo "| protected writes' upstream | $([ "$upstream" = static ] && echo "the static nginx (an instance of its own; 201 and a 40-byte JSON body, access log off), as in issue #30's setup; UPSTREAM=booking sends them to the booking demo provider" || echo "the booking demo provider (UPSTREAM=booking)") |"
   echo "| pass-through's upstream | $passthrough_label |"
