@@ -5,14 +5,15 @@
 # gateway-load. Rewrites BIN/write-gateway in place with LLVM's post-link optimizer, BOLT:
 # instruments a copy, runs it under scripts/train.sh's loads, and reorders the binary's basic
 # blocks and functions by the counts, the hot ones together and the cold ones split off.
-# A binary BOLT already rewrote is left alone; the counts are kept per input binary
+# A binary BOLT already rewrote is left alone; the counts are kept per input binary and training
 # (build/bolt/<hash>.fdata), so a rebuild that links the same bytes does not train again.
 #
 # Why, on top of GCC's profile (scripts/pgo.sh): GCC lays out each function, and the linker
 # places whole sections; BOLT sees the linked program and packs the blocks every request runs
 # into a few hundred KiB. On a host where the agent, the gateway, PostgreSQL and the provider
 # share two cores, each request finds the gateway's code cold in the caches, and the fewer
-# lines and pages it spans, the less each request waits on them (docs/performance.md, "BOLT").
+# lines and pages it spans, the less each request waits on them (docs/performance.md, "The
+# gateway laid out by BOLT from a run of its own").
 # GATEWAY_BOLT=0 (scripts/build.sh) skips it.
 set -euo pipefail
 
@@ -38,7 +39,7 @@ grep -q '\.rela\.text' <<<"$sections" ||
   { echo "bolt.sh: $target has no relocations: link it with GATEWAY_BOLT=ON" >&2; exit 1; }
 
 store=$repo/build/bolt
-counts=$store/$(sha256sum "$target" | cut -c1-16).fdata
+counts=$store/$({ sha256sum "$target"; sha256sum scripts/train.sh; } | sha256sum | cut -c1-16).fdata
 work=$store/run
 mkdir -p "$store"
 if [ ! -s "$counts" ]; then

@@ -4,8 +4,9 @@
 # runs that gateway under the loads it exists for, and prints the directory of the profile it
 # wrote: build/pgo/<id>, the id a hash of what the gateway's libraries compile from and how
 # (gateway/, schema/, the top CMakeLists.txt, this script, scripts/train.sh and scripts/build.sh,
-# which holds the flags). So only a change there trains again (a commit alone does not: the build's commit id is
-# a string, not code); the profile of that code is reused, older ones are removed.
+# which holds the flags). So only a change there trains again (a commit alone does not: the
+# build's commit id is a string, not code); the profile of that code is reused, older ones are
+# removed.
 #
 # The training is scripts/train.sh's (about 15 seconds of pass-through GETs, protected writes and
 # claims against a private PostgreSQL); the gateway's own exit (SIGTERM) writes the profile.
