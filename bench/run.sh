@@ -1246,7 +1246,7 @@ relplot=$(basename -- "$plot")
   echo "| machine | $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/^Mem:/ {print $2}') GiB, $(uname -sr) |"
   echo "| load average before the run | $loadavg_before |"
   echo "| PostgreSQL | $pg_version, private cluster on 127.0.0.1, durable defaults: $(echo "$pg_settings" | tr '\n' ',' | sed 's/,$//; s/,/, /g') |"
-  echo "| build | $bin, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1), $([ -n "$profile_used" ] && echo "the gateway's libraries optimized with the profile in ${profile_used#"$repo"/} (scripts/pgo.sh)" || echo "no profile (GATEWAY_PGO=0)"), $layout |"
+  echo "| build | $bin, CMAKE_BUILD_TYPE=$build_type, $(g++ --version | head -n 1), $(if [ -n "$profile_used" ]; then echo "the gateway's libraries optimized with the profile in ${profile_used#"$repo"/} (scripts/pgo.sh)"; elif [ -f "$bin/../CMakeCache.txt" ]; then echo "no profile (GATEWAY_PGO=0)"; else echo "profile unknown (no build tree beside BIN_DIR)"; fi), $layout |"
   echo "| commit | $commit |"
   echo "| protected writes' upstream | $([ "$upstream" = static ] && echo "the static nginx (an instance of its own; 201 and a 40-byte JSON body, access log off), as in issue #30's setup; UPSTREAM=booking sends them to the booking demo provider" || echo "the booking demo provider (UPSTREAM=booking)") |"
   echo "| pass-through's upstream | $passthrough_label |"

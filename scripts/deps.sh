@@ -27,10 +27,11 @@ build_packages=(
 # clang-19, libclang-rt-19-dev (its sanitizer runtimes and libFuzzer) and llvm-19 (the
 # symbolizer): the asan tree and the fuzz tree compile with clang (scripts/build.sh says why).
 # bolt-16: LLVM's post-link optimizer, which lays out the profiled release gateway
-# (scripts/bolt.sh; the Dockerfile's image is built without a profile, so without it).
+# (scripts/bolt.sh; the Dockerfile's image is built without a profile, so without it); jq: the
+# training run both profiles come from reads its load's figures with it (scripts/train.sh).
 # Node.js and npm are checked by command, below the list.
 test_packages=(
-  ccache postgresql-15 openssl curl procps iproute2 clang-19 libclang-rt-19-dev llvm-19 bolt-16
+  ccache postgresql-15 openssl curl procps iproute2 clang-19 libclang-rt-19-dev llvm-19 bolt-16 jq
   chromium fonts-dejavu-core zlib1g-dev python3 python3-yaml
   patroni etcd-server etcd-client iptables
 )
