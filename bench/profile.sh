@@ -144,6 +144,14 @@ psql_q -A -F ' | ' -c "
   SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
   WHERE n_tup_ins + n_tup_upd > 0 ORDER BY n_tup_upd DESC, n_tup_ins DESC"
 echo
+echo "Sizes in 8 KiB pages after the load (a table's rows that moved off their page leave dead versions there until a vacuum):"
+psql_q -A -F ' | ' -c "
+  SELECT c.relname, c.relkind, pg_relation_size(c.oid) / 8192 AS pages
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = 'public' AND c.relname IN ('tasks', 'tasks_pkey', 'task_ledger', 'task_ledger_pkey', 'operations',
+                                               'operations_pkey')
+  ORDER BY c.relname"
+echo
 echo "Serialization failures: $(( $(grep -c 'could not serialize' "$pglog" || true) - serialization_before ))"
 grep -A2 'could not serialize' "$pglog" | grep -oE 'Reason code: .*' | sort | uniq -c | sort -rn || true
 echo "... by statement:"

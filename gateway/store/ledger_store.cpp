@@ -37,9 +37,13 @@ UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2)"};
 // no such lock; two admissions of one key still exclude each other through
 // the unique index (the later one waits, then fails to serialize and is
 // tried again). No row inserted: the key exists, or the rules refuse.
+// The task's rows are read first where they were last seen ($17, $18:
+// store/task_addresses.hpp), and the ledger is updated where it was found,
+// so a task written before takes no lock on an index page; the row's
+// address after the update is returned for its outcome.
 std::string admit_if_new_sql(const AuthorityClock& clock) {
   return R"(
-WITH s AS ()" + snapshot_sql(clock, OperationRead::none) + R"(),
+WITH s AS ()" + snapshot_sql(clock, OperationRead::none, AddressParams{17, 18}) + R"(),
      op AS (INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target,
                                     expected_version, upstream_key, state, attempts, created_ms, updated_ms,
                                     forward_deadline_ms, attempt_realm, attempt_owner, attempt_epoch,
@@ -53,8 +57,10 @@ WITH s AS ()" + snapshot_sql(clock, OperationRead::none) + R"(),
               AND s.version < 9223372036854775807
             ON CONFLICT (tenant, task, op_id) DO NOTHING
             RETURNING ctid),
-     l AS (UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2 AND EXISTS (SELECT 1 FROM op))
-SELECT s.*, (SELECT ctid::text FROM op) FROM s)";
+     l AS (UPDATE task_ledger SET open_op = $3
+           WHERE ctid = (SELECT ledger_at FROM s) AND tenant = $1 AND task = $2 AND EXISTS (SELECT 1 FROM op)
+           RETURNING ctid)
+SELECT s.*, (SELECT ctid::text FROM op), (SELECT ctid::text FROM l) FROM s)";
 }
 
 // Recovery of a not_executed operation: same key, same fingerprint, next
@@ -168,20 +174,22 @@ struct OutcomeWrite {
 // ($18, and the key open). These conditions only narrow what the rules
 // allow: the caller checks the snapshot returned against them and refuses
 // to commit a write they would not have made, and anything not written
-// here is recorded as before, from the same snapshot. Returns the version
-// written.
+// here is recorded as before, from the same snapshot. The task's rows are
+// read where the admission left them ($19, $20), as admit_if_new_sql does.
+// Returns the version written and the ledger row's new address.
 std::string outcome_if_in_flight_sql(const AuthorityClock& clock) {
   return R"(
-WITH s AS ()" + snapshot_sql(clock, OperationRead::at_location) + R"(),
+WITH s AS ()" + snapshot_sql(clock, OperationRead::at_location, AddressParams{19, 20}) + R"(),
      o AS (UPDATE operations SET )" + outcome_columns(6, "s.now_ms", 7, 17, 14) + R"(
            FROM s
            WHERE operations.ctid = $5::tid AND operations.tenant = $1 AND operations.task = $2
              AND operations.op_id = $3 AND s.state = 'in_flight' AND s.attempts = $13 AND s.version = $18
              AND s.open_op = $3 AND )" + std::string(serializable_guard) + R"(
            RETURNING 1),
-     l AS (UPDATE task_ledger SET version = $15, open_op = $16 FROM o WHERE tenant = $1 AND task = $2
-           RETURNING version)
-SELECT s.*, (SELECT version FROM l) FROM s)";
+     l AS (UPDATE task_ledger SET version = $15, open_op = $16 FROM o
+           WHERE task_ledger.ctid = (SELECT ledger_at FROM s) AND tenant = $1 AND task = $2
+           RETURNING version, task_ledger.ctid)
+SELECT s.*, (SELECT version FROM l), (SELECT ctid::text FROM l) FROM s)";
 }
 
 // What else became known about an operation, beside the record that settled it.
@@ -275,16 +283,25 @@ NewAdmission LedgerStore::new_admission(const AdmissionRequest& rq) {
                       .fingerprint = pqxx::binarystring(rq.fingerprint),
                       .secret_hash = pqxx::binarystring(sha256(rq.token.secret)),
                       .names_task = id.scope == rq.scope,
-                      .clock = &clock_};
+                      .clock = &clock_,
+                      .at = addresses_.find(rq.scope),
+                      .addresses = &addresses_};
 }
 
 template <class Row>
 std::optional<AdmissionResult> NewAdmission::answer(const Row& row, TaskSnapshot& snap) const {
   const auto& ask = *this;
   const auto& rq = ask.request;
-  constexpr int inserted = snapshot_width(OperationRead::none);  // the new row's address
+  // Where the task's rows were found, then the new operation row's address
+  // and the ledger row's after its update.
+  constexpr int found = snapshot_width(OperationRead::none), inserted = found + 2, ledger_now = found + 3;
   snap = parse_snapshot(row, *clock, OperationRead::none);
-  if (row[inserted].is_null()) return std::nullopt;
+  TaskRowAddresses at{row[found].template as<std::optional<std::string>>(),
+                      row[found + 1].template as<std::optional<std::string>>()};
+  if (row[inserted].is_null()) {
+    if (ask.addresses) ask.addresses->remember(rq.scope, std::move(at));
+    return std::nullopt;
+  }
   // Inserted: the statement's conditions held, and the rules must agree.
   // Sent alone it is committed already: the exception means it is never
   // forwarded, and the sweep holds its operation for an operator.
@@ -296,7 +313,9 @@ std::optional<AdmissionResult> NewAdmission::answer(const Row& row, TaskSnapshot
   r.version = snap.ledger.version;
   r.attempt = 1;
   r.upstream_key = ask.upstream_key;
-  r.rows = AdmittedRows{row[inserted].template as<std::string>(), snap.ledger.version};
+  at.ledger = row[ledger_now].template as<std::optional<std::string>>();
+  if (ask.addresses) ask.addresses->remember(rq.scope, at);
+  r.rows = AdmittedRows{row[inserted].template as<std::string>(), snap.ledger.version, std::move(at)};
   return r;
 }
 template std::optional<AdmissionResult> NewAdmission::answer(const pqxx::row&, TaskSnapshot&) const;
@@ -377,7 +396,8 @@ OutcomeAtRows LedgerStore::outcome_at_rows(const OutcomeRecord& out, const Grant
                     .next = apply_outcome(TaskLedger{out.rows->version, out.operation_id}, out.operation_id, out.state),
                     .committed = std::nullopt,
                     .high_water = clock_.high_water(),
-                    .clock = &clock_};
+                    .clock = &clock_,
+                    .addresses = &addresses_};
   if (out.state == OperationState::succeeded) ask.committed = ask.next.version;
   return ask;
 }
@@ -386,9 +406,15 @@ template <class Row>
 std::optional<OutcomeResult> OutcomeAtRows::answer(const Row& row, TaskSnapshot& snap) {
   auto& ask = *this;
   const auto& out = ask.outcome;
-  constexpr int written = snapshot_width(OperationRead::at_location);  // the ledger's new version
+  // Where the task's rows were found, then the ledger's new version and address.
+  constexpr int found = snapshot_width(OperationRead::at_location), written = found + 2, ledger_now = found + 3;
   snap = parse_snapshot(row, *clock, OperationRead::at_location);
-  if (row[written].is_null()) return std::nullopt;
+  TaskRowAddresses at{row[found].template as<std::optional<std::string>>(),
+                      row[found + 1].template as<std::optional<std::string>>()};
+  if (row[written].is_null()) {
+    if (ask.addresses) ask.addresses->remember(out.scope, std::move(at));
+    return std::nullopt;
+  }
   // Written: the statement's conditions held, and the rules must agree
   // (sent alone it is committed already, as a provider's reply it is true).
   const auto& op = snap.operation;
@@ -400,6 +426,8 @@ std::optional<OutcomeResult> OutcomeAtRows::answer(const Row& row, TaskSnapshot&
   r.reply_gate = check_grant(ask.admitted_by, snap.realm, out.scope, snap.owner, snap.now_ms);
   r.recorded = true;
   r.version = row[written].template as<std::int64_t>();
+  at.ledger = row[ledger_now].template as<std::optional<std::string>>();
+  if (ask.addresses) ask.addresses->remember(out.scope, std::move(at));
   return r;
 }
 template std::optional<OutcomeResult> OutcomeAtRows::answer(const pqxx::row&, TaskSnapshot&);

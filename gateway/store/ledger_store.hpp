@@ -9,6 +9,7 @@
 #include "store/authority_clock.hpp"
 #include "store/pool.hpp"
 #include "store/prepared.hpp"
+#include "store/task_addresses.hpp"
 #include "store/task_snapshot.hpp"
 #include "store/transaction.hpp"
 
@@ -44,6 +45,9 @@ struct AdmittedRows {
   // The task's version the admission saw: while its operation is open
   // nothing else moves it, so its outcome is written expecting it.
   std::int64_t version = 0;
+  // Where the admission found the task's owner row and left its ledger row
+  // (store/task_addresses.hpp): the outcome reads both there first.
+  TaskRowAddresses task_rows = {};
 };
 
 struct AdmissionResult {
@@ -124,11 +128,14 @@ struct NewAdmission {
   pqxx::binarystring fingerprint, secret_hash;
   bool names_task = false;  // the grant names this task
   AuthorityClock* clock = nullptr;  // observes the authority time the answer carries
+  TaskRowAddresses at;              // where the task's rows were last seen
+  TaskAddresses* addresses = nullptr;  // told where the answer found them
   auto args() const {
     const auto& id = request.token.identity;
     return std::tie(request.scope.tenant, request.scope.task, request.operation_id, high_water, fingerprint,
                     request.method, request.provider, request.target, request.expected_version, upstream_key,
-                    id.realm, id.owner, id.epoch, request.forward_budget_ms, secret_hash, names_task);
+                    id.realm, id.owner, id.epoch, request.forward_budget_ms, secret_hash, names_task, at.task,
+                    at.ledger);
   }
   // What its one row (libpqxx's or store/pg_result.hpp's) means, with the
   // task as read kept in `snap` for the full decision that may follow.
@@ -157,13 +164,15 @@ struct OutcomeAtRows {
   TaskLedger next;  // the ledger once recorded
   std::optional<std::int64_t> committed;
   std::int64_t high_water = 0;
-  AuthorityClock* clock = nullptr;  // observes the authority time the answer carries
+  AuthorityClock* clock = nullptr;     // observes the authority time the answer carries
+  TaskAddresses* addresses = nullptr;  // told where the answer found the task's rows
   auto args() const {
     const auto& rows = *outcome.rows;
     const auto& c = columns;
     return std::tie(outcome.scope.tenant, outcome.scope.task, outcome.operation_id, high_water, rows.operation,
                     c.state, committed, c.status, c.headers, c.body, c.sha, c.length, outcome.attempt,
-                    outcome.detail, next.version, next.open_operation, c.held, rows.version);
+                    outcome.detail, next.version, next.open_operation, c.held, rows.version, rows.task_rows.task,
+                    rows.task_rows.ledger);
   }
   // Defined for both row types in ledger_store.cpp.
   template <class Row>
@@ -217,6 +226,9 @@ class LedgerStore {
   std::optional<AdmissionResult> admit_if_new(pqxx::transaction_base& t, const AdmissionRequest& request,
                                               TaskSnapshot& snap);
   AuthorityClock& clock_;
+  // Shared by every thread that decides: the hints the usual admission and
+  // outcome read the task's rows at.
+  TaskAddresses addresses_;
 };
 
 }  // namespace gw

@@ -125,6 +125,59 @@ TEST_CASE("hot path: an outcome whose row moved since admission finds it by key"
   CHECK(f.db.scalar("SELECT outcome || ' ' || upstream_status FROM operation_attempts") == "rejected 422");
 }
 
+TEST_CASE("hot path: a task's next write reads its owner and ledger rows at their addresses, no index page") {
+  Admitted a;
+  auto& f = a.f;
+  REQUIRE(f.ledger.record_outcome(f.session, a.outcome(OperationState::succeeded, 201), a.grant).recorded);
+  const Intent op_2{"tenant-a", "trip-1", "trip-1-op-2", "value-2", 1};
+  f.at(30);
+  pqxx::transaction<pqxx::serializable> tx(f.session.connection());
+  const auto second = f.ledger.admit(tx, f.admission(a.grant, op_2));
+  REQUIRE(second.decision.action == Admission::admit_new);
+  REQUIRE(second.rows);
+  auto locks = page_read_locks(f, tx);
+  CHECK_MESSAGE(!contains(locks, "tasks_pkey"), locks);
+  CHECK_MESSAGE(!contains(locks, "task_ledger_pkey"), locks);
+  const OutcomeRecord record{{"tenant-a", "trip-1"}, "trip-1-op-2", 1, OperationState::succeeded,
+                             RecordedResponse{201, "[]", "{}", "", 2}, "provider replied", second.rows};
+  CHECK(f.ledger.record_outcome(tx, record, a.grant).version == 2);
+  locks = page_read_locks(f, tx);
+  CHECK_MESSAGE(!contains(locks, "tasks_pkey"), locks);
+  CHECK_MESSAGE(!contains(locks, "task_ledger_pkey"), locks);
+  tx.commit();
+  CHECK(f.db.scalar("SELECT version || ' ' || coalesce(open_op, '-') FROM task_ledger") == "2 -");
+
+  // A gateway that has not seen the task reads both keys' index pages.
+  LedgerStore cold(f.clock);
+  const Intent op_3{"tenant-a", "trip-1", "trip-1-op-3", "value-3", 2};
+  pqxx::transaction<pqxx::serializable> first(f.session.connection());
+  REQUIRE(cold.admit(first, f.admission(a.grant, op_3)).decision.action == Admission::admit_new);
+  locks = page_read_locks(f, first);
+  CHECK_MESSAGE(contains(locks, "tasks_pkey"), locks);
+  CHECK_MESSAGE(contains(locks, "task_ledger_pkey"), locks);
+}
+
+TEST_CASE("hot path: addresses that no longer hold the task's rows are read past, by key") {
+  Admitted a;
+  auto& f = a.f;
+  REQUIRE(f.ledger.record_outcome(f.session, a.outcome(OperationState::succeeded, 201), a.grant).recorded);
+  // New versions of both rows, as a renewal and a resolution write them:
+  // the addresses remembered now hold dead versions.
+  f.db.exec("UPDATE tasks SET expires_at_ms = expires_at_ms");
+  f.db.exec("UPDATE task_ledger SET version = version");
+  const Intent op_2{"tenant-a", "trip-1", "trip-1-op-2", "value-2", 1};
+  CHECK(f.commit(a.grant, op_2, 30) == Code::committed);
+  CHECK(f.db.scalar("SELECT version || ' ' || coalesce(open_op, '-') FROM task_ledger") == "2 -");
+  // The lease ends and another owner claims the task: the old grant is
+  // refused on the row as it is now, not on the version it last wrote.
+  f.at(100'011);
+  const auto next = f.claim("tenant-a", "trip-1", "region-b", 100'011, 1000);
+  const Intent op_3{"tenant-a", "trip-1", "trip-1-op-3", "value-3", 2};
+  CHECK(f.commit(a.grant, op_3, 100'012) == Code::stale_owner);
+  CHECK(f.commit(next, op_3, 100'013) == Code::committed);
+  CHECK(f.db.scalar("SELECT version FROM task_ledger") == "3");
+}
+
 TEST_CASE("hot path: a key that exists is decided with its operation: exact retry, conflict, refusal order") {
   StoreFixture f;
   auto grant = f.claim("tenant-a", "trip-1", "region-a", 10, 100'000);

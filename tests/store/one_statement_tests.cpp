@@ -177,3 +177,51 @@ TEST_CASE("snapshot: each way of reading the operation returns snapshot_width co
     CHECK(snap.operation->target == (r.read == OperationRead::by_key ? "/bookings" : ""));
   }
 }
+
+TEST_CASE("snapshot at addresses: the task's own rows whatever the addresses given, and where it found them") {
+  OneStatementFixture f;
+  f.claim("tenant-a", "task-b", "region-b", 1, 100);
+  const auto where = [&](const char* table, const char* task) {
+    return f.db.scalar(std::string("SELECT ctid::text FROM ") + table + " WHERE task = '" + task + "'");
+  };
+  const auto task_a = where("tasks", "task-a"), ledger_a = where("task_ledger", "task-a");
+  // A dead version of task-a's ledger row: the row has moved on since.
+  f.db.exec("UPDATE task_ledger SET version = 4 WHERE task = 'task-a'");
+  const auto dead = ledger_a;
+  const auto ledger_now = where("task_ledger", "task-a");
+  REQUIRE(dead != ledger_now);
+
+  pqxx::connection c(f.db.url());
+  pqxx::work tx(c);
+  tx.exec0("PREPARE s_at(text, text, text, bigint, tid, tid, tid) AS " +
+           snapshot_sql(f.clock, OperationRead::none, AddressParams{6, 7}));
+  const struct {
+    const char* name;
+    std::string task, ledger;  // "NULL" or a quoted address
+  } cases[] = {
+      {"where the rows are", tx.quote(task_a), tx.quote(ledger_now)},
+      {"none known", "NULL", "NULL"},
+      {"another task's rows", tx.quote(where("tasks", "task-b")), tx.quote(where("task_ledger", "task-b"))},
+      {"a dead version", tx.quote(task_a), tx.quote(dead)},
+      {"past the table's end", "'(4000,1)'", "'(4000,1)'"},
+  };
+  for (const auto& k : cases) {
+    CAPTURE(k.name);
+    const auto rows =
+        tx.exec("EXECUTE s_at('tenant-a', 'task-a', NULL, 0, NULL, " + k.task + ", " + k.ledger + ")");
+    REQUIRE(rows.size() == 1);
+    const int found = snapshot_width(OperationRead::none);
+    CHECK(rows.columns() == found + 2);
+    const auto snap = parse_snapshot(rows[0], f.clock, OperationRead::none);
+    REQUIRE(snap.owner);
+    CHECK(snap.owner->owner == "region-a");
+    CHECK(snap.ledger.version == 4);
+    CHECK(rows[0][found].as<std::string>() == task_a);
+    CHECK(rows[0][found + 1].as<std::string>() == ledger_now);
+  }
+  // A task with no rows: no addresses either.
+  const auto none = tx.exec("EXECUTE s_at('tenant-a', 'task-z', NULL, 0, NULL, " + tx.quote(task_a) + ", NULL)");
+  CHECK(parse_snapshot(none[0], f.clock, OperationRead::none).owner == std::nullopt);
+  CHECK(none[0][snapshot_width(OperationRead::none)].is_null());
+  CHECK(none[0][snapshot_width(OperationRead::none) + 1].is_null());
+}
