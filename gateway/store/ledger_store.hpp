@@ -9,7 +9,7 @@
 #include "store/authority_clock.hpp"
 #include "store/pool.hpp"
 #include "store/prepared.hpp"
-#include "store/task_addresses.hpp"
+#include "store/ledger_addresses.hpp"
 #include "store/task_snapshot.hpp"
 #include "store/transaction.hpp"
 
@@ -45,9 +45,9 @@ struct AdmittedRows {
   // The task's version the admission saw: while its operation is open
   // nothing else moves it, so its outcome is written expecting it.
   std::int64_t version = 0;
-  // Where the admission found the task's owner row and left its ledger row
-  // (store/task_addresses.hpp): the outcome reads both there first.
-  TaskRowAddresses task_rows = {};
+  // Where the admission left the task's ledger row (store/ledger_addresses.hpp):
+  // the outcome reads and writes it there.
+  std::optional<std::string> ledger = std::nullopt;
 };
 
 struct AdmissionResult {
@@ -128,14 +128,13 @@ struct NewAdmission {
   pqxx::binarystring fingerprint, secret_hash;
   bool names_task = false;  // the grant names this task
   AuthorityClock* clock = nullptr;  // observes the authority time the answer carries
-  TaskRowAddresses at;              // where the task's rows were last seen
-  TaskAddresses* addresses = nullptr;  // told where the answer found them
+  std::optional<std::string> ledger_at;  // where the ledger row was last written
+  LedgerAddresses* addresses = nullptr;  // told where the answer left it
   auto args() const {
     const auto& id = request.token.identity;
     return std::tie(request.scope.tenant, request.scope.task, request.operation_id, high_water, fingerprint,
                     request.method, request.provider, request.target, request.expected_version, upstream_key,
-                    id.realm, id.owner, id.epoch, request.forward_budget_ms, secret_hash, names_task, at.task,
-                    at.ledger);
+                    id.realm, id.owner, id.epoch, request.forward_budget_ms, secret_hash, names_task, ledger_at);
   }
   // What its one row (libpqxx's or store/pg_result.hpp's) means, with the
   // task as read kept in `snap` for the full decision that may follow.
@@ -165,14 +164,16 @@ struct OutcomeAtRows {
   std::optional<std::int64_t> committed;
   std::int64_t high_water = 0;
   AuthorityClock* clock = nullptr;     // observes the authority time the answer carries
-  TaskAddresses* addresses = nullptr;  // told where the answer found the task's rows
+  LedgerAddresses* addresses = nullptr;  // told where the answer left the ledger row
+  // Set by answer(): the ledger row was at the admission's address. When it
+  // was not, the snapshot's ledger is empty and must not be written from.
+  bool ledger_found = false;
   auto args() const {
     const auto& rows = *outcome.rows;
     const auto& c = columns;
     return std::tie(outcome.scope.tenant, outcome.scope.task, outcome.operation_id, high_water, rows.operation,
                     c.state, committed, c.status, c.headers, c.body, c.sha, c.length, outcome.attempt,
-                    outcome.detail, next.version, next.open_operation, c.held, rows.version, rows.task_rows.task,
-                    rows.task_rows.ledger);
+                    outcome.detail, next.version, next.open_operation, c.held, rows.version, rows.ledger);
   }
   // Defined for both row types in ledger_store.cpp.
   template <class Row>
@@ -226,9 +227,9 @@ class LedgerStore {
   std::optional<AdmissionResult> admit_if_new(pqxx::transaction_base& t, const AdmissionRequest& request,
                                               TaskSnapshot& snap);
   AuthorityClock& clock_;
-  // Shared by every thread that decides: the hints the usual admission and
-  // outcome read the task's rows at.
-  TaskAddresses addresses_;
+  // Shared by every thread that decides: where the usual admission reads
+  // each task's ledger row.
+  LedgerAddresses addresses_;
 };
 
 }  // namespace gw

@@ -66,25 +66,27 @@ struct TaskSnapshot {
 // snapshot's other operation fields are then left empty.
 enum class OperationRead { none, by_key, at_location };
 
-// Where the snapshot finds the task's owner and ledger rows: by key, or
-// first at the addresses its statement's parameters `task` and `ledger`
-// name (store/task_addresses.hpp), by key only when the row there is not
-// the task's or not visible. Found at its address, a row is read by a TID
-// scan, which locks that row alone; the key's B-tree is then not read, and
-// no page of it is locked.
-struct AddressParams {
-  int task = 0, ledger = 0;
+// Where a statement's snapshot finds the task's ledger row, given the
+// parameter that holds the row's address (store/ledger_addresses.hpp):
+// by key, returning where it found it (the parameter is then NULL: no
+// address is known), or at that address only, a TID scan that locks the row
+// alone and reads no page of task_ledger_pkey. At an address that no longer
+// holds the task's row, visible to the snapshot, the row is not found.
+struct LedgerAt {
+  enum Read { by_key, at_address };
+  int param = 0;
+  Read read = at_address;
 };
 
 // The snapshot as a query, for a statement that reads a task and acts on it
 // in the same round trip: $1 tenant, $2 task, $3 key, $4 the clock's high
-// water, $5 the operation's address; now_ms, version, open_op, and with
-// `at` task_at and ledger_at (where each row was found, tid) are named.
+// water, $5 the operation's address; now_ms, version and open_op are named,
+// and with `ledger` the ledger row's address, ledger_at (tid).
 // Its row parses with parse_snapshot, given the same OperationRead; with
-// `at`, the two addresses follow at snapshot_width(operation) and the next
-// one; the columns after those are the statement's own.
+// `ledger`, ledger_at follows at snapshot_width(operation); the columns after
+// that are the statement's own.
 std::string snapshot_sql(const AuthorityClock& clock, OperationRead operation,
-                         std::optional<AddressParams> at = std::nullopt);
+                         std::optional<LedgerAt> ledger = std::nullopt);
 // The task's eight columns (realm to open_op), then the operation's: none,
 // all 19, or the three settling weighs. No column a statement's caller
 // does not read: PostgreSQL carries each through every node of the plan,

@@ -90,8 +90,9 @@ TEST_CASE("conflict storm: a long snapshot beside 64 agents' writes, the ledger 
   // again. A decision that had read that index page is then in a read-write
   // conflict with the move, and with names in sequence (or on a fresh
   // database) every task's key is on that page: such conflicts made pivots
-  // and aborted unrelated writes. The decisions read a task's rows at their
-  // addresses once the gateway has seen them (store/task_addresses.hpp), so
+  // and aborted unrelated writes. The decisions read and write a task's
+  // ledger row at its address once the gateway has written it
+  // (store/ledger_addresses.hpp), so
   // none may conflict at all: no retry, counted.
   ProxyRig rig;
   auto& g = rig.gateway;

@@ -178,50 +178,56 @@ TEST_CASE("snapshot: each way of reading the operation returns snapshot_width co
   }
 }
 
-TEST_CASE("snapshot at addresses: the task's own rows whatever the addresses given, and where it found them") {
+TEST_CASE("snapshot's ledger row: at its address only when the row there is the task's and visible, by key wherever it is") {
   OneStatementFixture f;
   f.claim("tenant-a", "task-b", "region-b", 1, 100);
-  const auto where = [&](const char* table, const char* task) {
-    return f.db.scalar(std::string("SELECT ctid::text FROM ") + table + " WHERE task = '" + task + "'");
+  const auto where = [&](const char* task) {
+    return f.db.scalar(std::string("SELECT ctid::text FROM task_ledger WHERE task = '") + task + "'");
   };
-  const auto task_a = where("tasks", "task-a"), ledger_a = where("task_ledger", "task-a");
-  // A dead version of task-a's ledger row: the row has moved on since.
+  const auto dead = where("task-a");
+  // A new version of task-a's row: the old address holds a dead one.
   f.db.exec("UPDATE task_ledger SET version = 4 WHERE task = 'task-a'");
-  const auto dead = ledger_a;
-  const auto ledger_now = where("task_ledger", "task-a");
-  REQUIRE(dead != ledger_now);
+  const auto now = where("task-a");
+  REQUIRE(dead != now);
 
   pqxx::connection c(f.db.url());
   pqxx::work tx(c);
-  tx.exec0("PREPARE s_at(text, text, text, bigint, tid, tid, tid) AS " +
-           snapshot_sql(f.clock, OperationRead::none, AddressParams{6, 7}));
+  for (const auto read : {LedgerAt::at_address, LedgerAt::by_key}) {
+    const std::string name = read == LedgerAt::at_address ? "s_at" : "s_key";
+    tx.exec0("PREPARE " + name + "(text, text, text, bigint, tid, tid) AS " +
+             snapshot_sql(f.clock, OperationRead::none, LedgerAt{6, read}));
+  }
+  const int found = snapshot_width(OperationRead::none);
+  const auto snapshot = [&](const std::string& name, const std::string& address) {
+    const auto rows = tx.exec("EXECUTE " + name + "('tenant-a', 'task-a', NULL, 0, NULL, " + address + ")");
+    REQUIRE(rows.size() == 1);
+    CHECK(rows.columns() == found + 1);
+    return rows[0];
+  };
+  {
+    const auto row = snapshot("s_at", tx.quote(now));
+    CHECK(parse_snapshot(row, f.clock, OperationRead::none).ledger.version == 4);
+    CHECK(row[found].as<std::string>() == now);
+  }
   const struct {
     const char* name;
-    std::string task, ledger;  // "NULL" or a quoted address
-  } cases[] = {
-      {"where the rows are", tx.quote(task_a), tx.quote(ledger_now)},
-      {"none known", "NULL", "NULL"},
-      {"another task's rows", tx.quote(where("tasks", "task-b")), tx.quote(where("task_ledger", "task-b"))},
-      {"a dead version", tx.quote(task_a), tx.quote(dead)},
-      {"past the table's end", "'(4000,1)'", "'(4000,1)'"},
+    std::string address;
+  } misses[] = {
+      {"none known", "NULL"},
+      {"another task's row", tx.quote(where("task-b"))},
+      {"a dead version", tx.quote(dead)},
+      {"past the table's end", "'(4000,1)'"},
   };
-  for (const auto& k : cases) {
-    CAPTURE(k.name);
-    const auto rows =
-        tx.exec("EXECUTE s_at('tenant-a', 'task-a', NULL, 0, NULL, " + k.task + ", " + k.ledger + ")");
-    REQUIRE(rows.size() == 1);
-    const int found = snapshot_width(OperationRead::none);
-    CHECK(rows.columns() == found + 2);
-    const auto snap = parse_snapshot(rows[0], f.clock, OperationRead::none);
-    REQUIRE(snap.owner);
-    CHECK(snap.owner->owner == "region-a");
-    CHECK(snap.ledger.version == 4);
-    CHECK(rows[0][found].as<std::string>() == task_a);
-    CHECK(rows[0][found + 1].as<std::string>() == ledger_now);
+  for (const auto& m : misses) {
+    CAPTURE(m.name);
+    const auto row = snapshot("s_at", m.address);
+    // The owner row is read by key either way; the ledger row is not found.
+    CHECK(parse_snapshot(row, f.clock, OperationRead::none).owner.has_value());
+    CHECK(row[6].is_null());
+    CHECK(row[found].is_null());
   }
-  // A task with no rows: no addresses either.
-  const auto none = tx.exec("EXECUTE s_at('tenant-a', 'task-z', NULL, 0, NULL, " + tx.quote(task_a) + ", NULL)");
-  CHECK(parse_snapshot(none[0], f.clock, OperationRead::none).owner == std::nullopt);
-  CHECK(none[0][snapshot_width(OperationRead::none)].is_null());
-  CHECK(none[0][snapshot_width(OperationRead::none) + 1].is_null());
+  // By key: found wherever it is, and its address returned.
+  const auto by_key = snapshot("s_key", "NULL");
+  CHECK(parse_snapshot(by_key, f.clock, OperationRead::none).ledger.version == 4);
+  CHECK(by_key[found].as<std::string>() == now);
 }

@@ -1,4 +1,4 @@
-#include "store/task_addresses.hpp"
+#include "store/ledger_addresses.hpp"
 
 #include <functional>
 #include <stdexcept>
@@ -19,29 +19,29 @@ std::string key_of(const TaskScope& scope) {
 
 }  // namespace
 
-TaskAddresses::TaskAddresses(std::size_t slots) : slots_(slots) {
-  if (slots == 0) throw std::invalid_argument("TaskAddresses: no slots");
+LedgerAddresses::LedgerAddresses(std::size_t slots) : slots_(slots) {
+  if (slots == 0) throw std::invalid_argument("LedgerAddresses: no slots");
 }
 
-std::size_t TaskAddresses::slot_of(const std::string& key) const {
+std::size_t LedgerAddresses::slot_of(const std::string& key) const {
   return std::hash<std::string_view>{}(key) % slots_.size();
 }
 
-TaskRowAddresses TaskAddresses::find(const TaskScope& scope) const {
+std::optional<std::string> LedgerAddresses::find(const TaskScope& scope) const {
   const auto key = key_of(scope);
   const auto n = slot_of(key);
   std::lock_guard lock(stripes_[n % stripes_.size()]);
   const auto& slot = slots_[n];
-  return slot.key == key ? slot.addresses : TaskRowAddresses{};
+  return slot.key == key ? slot.address : std::nullopt;
 }
 
-void TaskAddresses::remember(const TaskScope& scope, TaskRowAddresses addresses) {
+void LedgerAddresses::remember(const TaskScope& scope, std::optional<std::string> address) {
   auto key = key_of(scope);
   const auto n = slot_of(key);
   std::lock_guard lock(stripes_[n % stripes_.size()]);
   auto& slot = slots_[n];
   slot.key = std::move(key);
-  slot.addresses = std::move(addresses);
+  slot.address = std::move(address);
 }
 
 }  // namespace gw
