@@ -60,19 +60,25 @@ void slow_every_decision(Gateway& g) {
               "FOR EACH ROW EXECUTE FUNCTION storm_slow()");
 }
 
+// storm-1 to storm-<agents> claimed, each by its own agent, on a fresh
+// database as it looks a minute in: autovacuum has analyzed the few rows
+// there are, and a point read costs more than a scan. Their grants, in order.
+std::vector<std::string> claim_storm_tasks(Gateway& g, int agents) {
+  g.set_clock(0);
+  std::vector<std::string> grants;
+  for (int n = 1; n <= agents; ++n)
+    grants.push_back(grant_token(g.claim("tenant-a", "storm-" + std::to_string(n), "region-a", 600000)));
+  g.db().exec("ANALYZE");
+  return grants;
+}
+
 }  // namespace
 
 TEST_CASE("conflict storm: 64 agents on their own tasks, slowed transactions, no serialization give-up") {
   ProxyRig rig;
   auto& g = rig.gateway;
-  g.set_clock(0);
   constexpr int agents = 64, writes = 3;
-  std::vector<std::string> grants;
-  for (int n = 1; n <= agents; ++n)
-    grants.push_back(grant_token(g.claim("tenant-a", "storm-" + std::to_string(n), "region-a", 600000)));
-  // What a fresh database looks like a minute in: autovacuum has analyzed
-  // the few rows there are, and a point read costs more than a scan.
-  g.db().exec("ANALYZE");
+  const auto grants = claim_storm_tasks(g, agents);
   slow_every_decision(g);
   for (const auto& f : write_all(g, grants, 1, writes)) FAIL_CHECK(f);
   CHECK(metric(g, "gateway_db_serialization_give_ups_total") == 0);
@@ -92,17 +98,13 @@ TEST_CASE("conflict storm: a long snapshot beside 64 agents' writes, the ledger 
   // database) every task's key is on that page: such conflicts made pivots
   // and aborted unrelated writes. The decisions read and write a task's
   // ledger row at its address once the gateway has written it
-  // (store/ledger_addresses.hpp), so
-  // none may conflict at all: no retry, counted.
+  // (store/ledger_addresses.hpp), so none may conflict at all: no retry,
+  // counted.
   ProxyRig rig;
   auto& g = rig.gateway;
-  g.set_clock(0);
   constexpr int agents = 64, writes = 12;
-  std::vector<std::string> grants;
-  for (int n = 1; n <= agents; ++n)
-    grants.push_back(grant_token(g.claim("tenant-a", "storm-" + std::to_string(n), "region-a", 600000)));
-  g.db().exec("ANALYZE");
-  // Each task written once: the gateway has seen its rows.
+  const auto grants = claim_storm_tasks(g, agents);
+  // Each task written once: the gateway knows where its ledger row is.
   for (const auto& f : write_all(g, grants, 1, 1)) FAIL_CHECK(f);
   slow_every_decision(g);
   const auto retries_before = metric(g, "gateway_db_serialization_retries_total");
