@@ -163,20 +163,24 @@ TEST_CASE("hot path: a task's next write reads and writes its ledger row at its 
 
 TEST_CASE("hot path: a ledger row written at its address stays on its page, pruned through its key") {
   // A TID scan never prunes a page, so a row only ever read and updated at
-  // its address would fill its page with dead versions within about fifty
-  // writes, then move to another page with each next update. One statement
-  // in four visits the row through its key, where PostgreSQL prunes.
+  // its address would fill its page with dead versions within about sixty
+  // writes, then move to another page with each next update: 600 writes
+  // (1,200 versions of about 60 bytes) would spread over some nine pages.
+  // One statement in four visits the row through its key, where PostgreSQL
+  // prunes. A visit can find the page pinned by another process for a
+  // moment (the checkpointer writing it, say) and not prune that time, so a
+  // rare move is allowed; a table of nine pages is not.
   StoreFixture f;
   const auto grant = f.claim("tenant-a", "trip-1", "region-a", 1, 100'000);
   REQUIRE(f.db.scalar("SELECT ctid::text FROM task_ledger") == "(0,1)");
-  for (int n = 0; n < 120; ++n) {
+  constexpr int writes = 600;
+  for (int n = 0; n < writes; ++n) {
     const Intent write{"tenant-a", "trip-1", "op-" + std::to_string(n), "value", n};
     REQUIRE(f.commit(grant, write, 2 + n) == Code::committed);
   }
-  CHECK(f.db.scalar("SELECT version FROM task_ledger") == "120");
-  // 240 updates, all on page 0: the table never grew a second page.
-  CHECK(f.db.scalar("SELECT (ctid::text::point)[0]::int FROM task_ledger") == "0");
-  CHECK(f.db.scalar("SELECT pg_relation_size('task_ledger') / 8192") == "1");
+  CHECK(f.db.scalar("SELECT version FROM task_ledger") == std::to_string(writes));
+  const auto pages = std::stoi(f.db.scalar("SELECT pg_relation_size('task_ledger') / 8192"));
+  CHECK_MESSAGE(pages <= 2, "task_ledger grew to " << pages << " pages");
 }
 
 TEST_CASE("hot path: an address that no longer holds the ledger row is decided by key, then remembered again") {
