@@ -44,9 +44,12 @@ UPDATE task_ledger SET open_op = $3 WHERE tenant = $1 AND task = $2)"};
 //    each write leaves, the page would fill, and each next update would
 //    move the row and insert its key again (measured: 3,800 moves in 45 s
 //    at 64 agents, the ledger three times its size, 5% to 7% fewer writes
-//    per second). The visit costs a lookup and a row lock, so one statement
-//    in four makes it (prunes_ledger). The snapshot's TID scan has let go of
-//    the page by then (it is read to its end), or it could not prune.
+//    per second). The visit costs a lookup and a row lock, so every other
+//    admission makes it, one statement in four (prunes_ledger). It prunes
+//    only if no one else holds the page at that moment, its own statement
+//    included: in the admission the snapshot's TID scan has let go of the
+//    page by then, in the outcome it has not (measured: an outcome's visit
+//    never pruned), so the outcome never makes it.
 enum class LedgerPath { by_key, at_address, at_address_pruning };
 
 std::string ledger_write_sql(LedgerPath path, const char* rows, const std::string& set, const char* returning) {
@@ -70,14 +73,15 @@ LedgerAt ledger_at(int param, LedgerPath path) {
   return {param, path == LedgerPath::by_key ? LedgerAt::by_key : LedgerAt::at_address};
 }
 
-// Whether this statement of a write visits the ledger row's page through
-// its key (LedgerPath::at_address_pruning): one in four, spread over the tasks by
-// their names, so that the tasks sharing a page (all of them on a fresh
-// database) do not all skip the visit together. `phase` tells a write's
-// admission (0) from its outcome (2).
-bool prunes_ledger(const TaskScope& scope, std::int64_t version, int phase) {
-  const auto spread = std::hash<std::string_view>{}(scope.task) + static_cast<std::size_t>(version + phase);
-  return spread % 4 == 0;
+// Whether this admission visits the ledger row's page through its key
+// (LedgerPath::at_address_pruning): every other one, so about four updates
+// of the row apart, where a page has room for a dozen more versions once
+// PostgreSQL would prune it (less than a tenth free). Spread over the tasks
+// by their names, so that the tasks sharing a page (all of them on a fresh
+// database) do not all skip the visit together.
+bool prunes_ledger(const TaskScope& scope, std::int64_t version) {
+  const auto spread = std::hash<std::string_view>{}(scope.task) + static_cast<std::size_t>(version);
+  return spread % 2 == 0;
 }
 
 // The whole admission of a new key in one round trip: the task is read
@@ -338,7 +342,7 @@ NewAdmission LedgerStore::new_admission(const AdmissionRequest& rq) {
       {"gw_admit_if_new", "gw_admit_if_new_at", "gw_admit_if_new_pruning"},
       {"gw_admit_if_new_manual", "gw_admit_if_new_manual_at", "gw_admit_if_new_manual_pruning"}};
   auto ledger = addresses_.find(rq.scope);
-  const auto path = !ledger ? by_key : prunes_ledger(rq.scope, rq.expected_version, 0) ? at_address_pruning : at_address;
+  const auto path = !ledger ? by_key : prunes_ledger(rq.scope, rq.expected_version) ? at_address_pruning : at_address;
   const int clock = clock_.manual() ? 1 : 0, variant = static_cast<int>(path);
   const auto& id = rq.token.identity;
   return NewAdmission{.statement = Statement{names[clock][variant], statements[clock][variant].c_str()},
@@ -451,19 +455,14 @@ OutcomeResult LedgerStore::record_outcome(Session& s, const OutcomeRecord& out, 
 }
 
 OutcomeAtRows LedgerStore::outcome_at_rows(const OutcomeRecord& out, const GrantToken& admitted_by) {
-  using enum LedgerPath;
-  static const AuthorityClock wall(ClockSource::database), manual(ClockSource::manual);
-  static const std::string statements[2][2] = {
-      {outcome_if_in_flight_sql(wall, at_address), outcome_if_in_flight_sql(wall, at_address_pruning)},
-      {outcome_if_in_flight_sql(manual, at_address), outcome_if_in_flight_sql(manual, at_address_pruning)}};
-  static constexpr const char* names[2][2] = {
-      {"gw_outcome_if_in_flight", "gw_outcome_if_in_flight_pruning"},
-      {"gw_outcome_if_in_flight_manual", "gw_outcome_if_in_flight_manual_pruning"}};
   // Its admission left the ledger row's address: at_address (a row moved
   // since by a sweep or a resolution is then not found, nothing is written,
   // and the outcome is recorded by key, in a transaction).
-  const int clock = clock_.manual() ? 1 : 0, ledger = prunes_ledger(out.scope, out.rows->version, 2) ? 1 : 0;
-  OutcomeAtRows ask{.statement = Statement{names[clock][ledger], statements[clock][ledger].c_str()},
+  using enum LedgerPath;
+  static const std::string wall = outcome_if_in_flight_sql(AuthorityClock(ClockSource::database), at_address),
+                           manual = outcome_if_in_flight_sql(AuthorityClock(ClockSource::manual), at_address);
+  OutcomeAtRows ask{.statement = clock_.manual() ? Statement{"gw_outcome_if_in_flight_manual", manual.c_str()}
+                                                : Statement{"gw_outcome_if_in_flight", wall.c_str()},
                     .outcome = out,
                     .admitted_by = admitted_by,
                     .columns = OutcomeColumns(out),

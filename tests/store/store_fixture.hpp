@@ -41,6 +41,22 @@ inline std::shared_ptr<std::atomic<std::int64_t>> no_failures() {
   return std::make_shared<std::atomic<std::int64_t>>(-1'000'000'000);
 }
 
+// `intent` as the protected POST /bookings it stands for, under `grant`.
+inline AdmissionRequest admission_request(const GrantToken& grant, const Intent& intent,
+                                          std::int64_t forward_budget_ms) {
+  AdmissionRequest rq;
+  rq.scope = {intent.tenant, intent.task};
+  rq.token = grant;
+  rq.operation_id = intent.operation;
+  rq.method = "POST";
+  rq.provider = "booking";
+  rq.target = "/bookings";
+  rq.expected_version = intent.expected_version;
+  rq.fingerprint = payload_fingerprint({rq.method, rq.provider, rq.target, intent.expected_version, intent.value});
+  rq.forward_budget_ms = forward_budget_ms;
+  return rq;
+}
+
 struct StoreFixture {
   explicit StoreFixture(ClockSource source = ClockSource::manual) : clock(source), session_options{db.url()}, session(session_options, last_failure) {}
 
@@ -71,17 +87,7 @@ struct StoreFixture {
   }
 
   AdmissionRequest admission(const GrantToken& grant, const Intent& intent) const {
-    AdmissionRequest rq;
-    rq.scope = {intent.tenant, intent.task};
-    rq.token = grant;
-    rq.operation_id = intent.operation;
-    rq.method = "POST";
-    rq.provider = "booking";
-    rq.target = "/bookings";
-    rq.expected_version = intent.expected_version;
-    rq.fingerprint = payload_fingerprint({rq.method, rq.provider, rq.target, intent.expected_version, intent.value});
-    rq.forward_budget_ms = forward_budget_ms;
-    return rq;
+    return admission_request(grant, intent, forward_budget_ms);
   }
 
   // Admission then, when admitted, a recorded success: the article's commit.
