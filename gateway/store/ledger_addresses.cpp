@@ -8,13 +8,12 @@
 namespace gw {
 namespace {
 
-std::string key_of(const TaskScope& scope) {
-  std::string key;
-  key.reserve(scope.tenant.size() + 1 + scope.task.size());
-  key += scope.tenant;
-  key += ' ';
-  key += scope.task;
-  return key;
+// Whether `key` is tenant, a space, task: compared in place, so that the
+// request path's lookups build no string.
+bool is_key_of(const std::string& key, const TaskScope& scope) {
+  const std::string_view k(key);
+  return k.size() == scope.tenant.size() + 1 + scope.task.size() && k.starts_with(scope.tenant) &&
+         k[scope.tenant.size()] == ' ' && k.ends_with(scope.task);
 }
 
 }  // namespace
@@ -23,24 +22,27 @@ LedgerAddresses::LedgerAddresses(std::size_t slots) : slots_(slots) {
   if (slots == 0) throw std::invalid_argument("LedgerAddresses: no slots");
 }
 
-std::size_t LedgerAddresses::slot_of(const std::string& key) const {
-  return std::hash<std::string_view>{}(key) % slots_.size();
+std::size_t LedgerAddresses::slot_of(const TaskScope& scope) const {
+  const std::hash<std::string_view> hash;
+  return (hash(scope.tenant) * 31 + hash(scope.task)) % slots_.size();
 }
 
 std::optional<std::string> LedgerAddresses::find(const TaskScope& scope) const {
-  const auto key = key_of(scope);
-  const auto n = slot_of(key);
+  const auto n = slot_of(scope);
   std::lock_guard lock(stripes_[n % stripes_.size()]);
   const auto& slot = slots_[n];
-  return slot.key == key ? slot.address : std::nullopt;
+  return is_key_of(slot.key, scope) ? slot.address : std::nullopt;
 }
 
 void LedgerAddresses::remember(const TaskScope& scope, std::optional<std::string> address) {
-  auto key = key_of(scope);
-  const auto n = slot_of(key);
+  const auto n = slot_of(scope);
   std::lock_guard lock(stripes_[n % stripes_.size()]);
   auto& slot = slots_[n];
-  slot.key = std::move(key);
+  if (!is_key_of(slot.key, scope)) {
+    slot.key.assign(scope.tenant);
+    slot.key += ' ';
+    slot.key += scope.task;
+  }
   slot.address = std::move(address);
 }
 

@@ -46,7 +46,7 @@ class LedgerAddresses {
     std::string key;  // tenant, a space, task: labels hold no spaces
     std::optional<std::string> address;
   };
-  std::size_t slot_of(const std::string& key) const;
+  std::size_t slot_of(const TaskScope& scope) const;
   std::vector<Slot> slots_;
   // A few locks for all the slots: two I/O threads and a worker pool
   // rarely meet on one.

@@ -28,6 +28,24 @@ bool contains(const std::string& locks, const std::string& what) { return locks.
 
 const Intent op_1{"tenant-a", "trip-1", "trip-1-op-1", "value-1", 0};
 
+// `next` under `grant`, admitted and its success recorded in one
+// SERIALIZABLE transaction: the pages its reads locked after the admission,
+// then after the outcome (page_read_locks), joined by ';'.
+std::string locks_of_a_write(StoreFixture& f, const GrantToken& grant, const Intent& next) {
+  pqxx::transaction<pqxx::serializable> tx(f.session.connection());
+  const auto admitted = f.ledger.admit(tx, f.admission(grant, next));
+  REQUIRE(admitted.decision.action == Admission::admit_new);
+  REQUIRE(admitted.rows);
+  REQUIRE(admitted.rows->ledger);
+  auto locks = page_read_locks(f, tx);
+  const OutcomeRecord record{{next.tenant, next.task}, next.operation, 1, OperationState::succeeded,
+                             RecordedResponse{201, "[]", "{}", "", 2}, "provider replied", admitted.rows};
+  REQUIRE(f.ledger.record_outcome(tx, record, grant).version == next.expected_version + 1);
+  locks += ";" + page_read_locks(f, tx);
+  tx.commit();
+  return locks;
+}
+
 // trip-1 claimed at 10 and op_1 admitted at 20, as a new key: with the
 // addresses of its rows.
 struct Admitted {
@@ -131,26 +149,14 @@ TEST_CASE("hot path: a task's next write reads and writes its ledger row at its 
   Admitted a;
   auto& f = a.f;
   REQUIRE(f.ledger.record_outcome(f.session, a.outcome(OperationState::succeeded, 201), a.grant).recorded);
-  // Writes 2 to 9: each statement's ledger write either way (one in four
-  // visits the row through its key to prune the page, without a read lock).
+  // Writes 2 to 9: each admission's ledger write either way (every other
+  // one visits the row through its key to prune the page, without a read lock).
   for (int n = 2; n <= 9; ++n) {
     CAPTURE(n);
-    const auto op = "trip-1-op-" + std::to_string(n);
-    const Intent next{"tenant-a", "trip-1", op, "value-" + std::to_string(n), n - 1};
     f.at(10 * n + 10);
-    pqxx::transaction<pqxx::serializable> tx(f.session.connection());
-    const auto admitted = f.ledger.admit(tx, f.admission(a.grant, next));
-    REQUIRE(admitted.decision.action == Admission::admit_new);
-    REQUIRE(admitted.rows);
-    REQUIRE(admitted.rows->ledger);
-    auto locks = page_read_locks(f, tx);
+    const Intent next{"tenant-a", "trip-1", "trip-1-op-" + std::to_string(n), "value-" + std::to_string(n), n - 1};
+    const auto locks = locks_of_a_write(f, a.grant, next);
     CHECK_MESSAGE(!contains(locks, "task_ledger_pkey"), locks);
-    const OutcomeRecord record{{"tenant-a", "trip-1"}, op, 1, OperationState::succeeded,
-                               RecordedResponse{201, "[]", "{}", "", 2}, "provider replied", admitted.rows};
-    CHECK(f.ledger.record_outcome(tx, record, a.grant).version == n);
-    locks = page_read_locks(f, tx);
-    CHECK_MESSAGE(!contains(locks, "task_ledger_pkey"), locks);
-    tx.commit();
     CHECK(f.db.scalar("SELECT version || ' ' || coalesce(open_op, '-') FROM task_ledger") == std::to_string(n) + " -");
   }
 
@@ -214,14 +220,20 @@ TEST_CASE("hot path: an address that no longer holds the ledger row is decided b
   const Intent op_2{"tenant-a", "trip-1", "trip-1-op-2", "value-2", 1};
   CHECK(f.commit(a.grant, op_2, 30) == Code::committed);
   CHECK(f.db.scalar("SELECT version || ' ' || coalesce(open_op, '-') FROM task_ledger") == "2 -");
+  // That decision found the row by key and kept its address: the next one
+  // reads no page of the ledger's index.
+  f.at(40);
+  const Intent op_2b{"tenant-a", "trip-1", "trip-1-op-2b", "value-2b", 2};
+  const auto locks = locks_of_a_write(f, a.grant, op_2b);
+  CHECK_MESSAGE(!contains(locks, "task_ledger_pkey"), locks);
   // The lease ends and another owner claims the task: the old grant is
   // refused on the row as it is now, not on the version it last wrote.
   f.at(100'011);
   const auto next = f.claim("tenant-a", "trip-1", "region-b", 100'011, 1000);
-  const Intent op_3{"tenant-a", "trip-1", "trip-1-op-3", "value-3", 2};
+  const Intent op_3{"tenant-a", "trip-1", "trip-1-op-3", "value-3", 3};
   CHECK(f.commit(a.grant, op_3, 100'012) == Code::stale_owner);
   CHECK(f.commit(next, op_3, 100'013) == Code::committed);
-  CHECK(f.db.scalar("SELECT version FROM task_ledger") == "3");
+  CHECK(f.db.scalar("SELECT version FROM task_ledger") == "4");
 }
 
 TEST_CASE("hot path: a key that exists is decided with its operation: exact retry, conflict, refusal order") {
