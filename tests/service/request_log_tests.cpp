@@ -6,6 +6,11 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
+#include <cstdint>
+#include <string>
+#include <thread>
+
 #include <unistd.h>
 
 using namespace gw;
@@ -69,4 +74,53 @@ TEST_CASE("logger: lines below the level are not written, the rest arrive whole 
   for (std::size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1)
     seen.push_back(nlohmann::json::parse(text.substr(at, nl - at))["n"].get<int>());
   CHECK(seen == std::vector<int>{1, 2, 3});
+}
+
+TEST_CASE("logger: two threads' floods, several batches' worth, arrive whole, each in its order, none dropped") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  std::string text;
+  // A pipe holds 64 KiB: the reader drains it while the writer writes batches of up to 256 KiB.
+  std::thread reader([&] {
+    char buffer[65536];
+    for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
+  });
+  constexpr int per_thread = 3000;  // 6,000 lines of about 300 bytes: 1.8 MB, under the queue's 8,192 lines
+  std::uint64_t dropped = 0;
+  {
+    Logger logger(fds[1]);
+    logger.configure({LogLevel::info, true});
+    const std::string padding(250, 'x');
+    auto flood = [&](int thread) {
+      for (int i = 0; i < per_thread; ++i)
+        logger.write(LogLevel::info, "flood", {{"thread", thread}, {"n", i}, {"padding", padding}});
+    };
+    std::thread a(flood, 0), b(flood, 1);
+    a.join();
+    b.join();
+    logger.flush();
+    dropped = logger.dropped();
+  }
+  ::close(fds[1]);
+  reader.join();
+  ::close(fds[0]);
+  CHECK(dropped == 0);
+  std::array<int, 2> next{0, 0};
+  int lines = 0;
+  bool whole = true, ordered = true;
+  for (std::size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1) {
+    const auto line = nlohmann::json::parse(text.substr(at, nl - at), nullptr, false);
+    if (line.is_discarded() || line.value("event", "") != "flood") {
+      whole = false;
+      continue;
+    }
+    auto& expected = next.at(line["thread"].get<std::size_t>());
+    ordered = ordered && line["n"].get<int>() == expected;
+    ++expected;
+    ++lines;
+  }
+  CHECK(whole);
+  CHECK(ordered);
+  CHECK(lines == 2 * per_thread);
+  CHECK(text.back() == '\n');
 }

@@ -42,8 +42,8 @@ std::string log_line(std::chrono::system_clock::time_point at, LogLevel level, s
 
 namespace {
 
-// A full batch wakes the writer at once; fewer lines wait at most this long.
-constexpr std::size_t batch_lines = 64;
+// A full batch wakes the writer at once; less waits at most this long.
+constexpr std::size_t batch_bytes = 256 * 1024;
 constexpr auto gather_time = std::chrono::milliseconds(5);
 
 }  // namespace
@@ -91,7 +91,7 @@ void Logger::queue(std::string_view line) {
     ++queued_total_;
     // The first line after a quiet spell starts the gathering; after that
     // only a full batch cuts it short.
-    if (writer_state_ == Writer::idle || (writer_state_ == Writer::gathering && queued_lines_ >= batch_lines)) {
+    if (writer_state_ == Writer::idle || (writer_state_ == Writer::gathering && queue_.size() >= batch_bytes)) {
       writer_state_ = Writer::busy;
       wake = true;
     }
@@ -121,7 +121,7 @@ void Logger::run() {
       continue;
     }
     writer_state_ = Writer::gathering;
-    wake_.wait_for(lock, gather_time, [&] { return stopping_ || flushing_ > 0 || queued_lines_ >= batch_lines; });
+    wake_.wait_for(lock, gather_time, [&] { return stopping_ || flushing_ > 0 || queue_.size() >= batch_bytes; });
     writer_state_ = Writer::busy;
     batch.swap(queue_);
     const auto lines = std::exchange(queued_lines_, 0);
