@@ -76,6 +76,18 @@ TEST_CASE("logger: lines below the level are not written, the rest arrive whole 
   CHECK(seen == std::vector<int>{1, 2, 3});
 }
 
+TEST_CASE("logger: a batch is full at 256 KiB or at half the queue's lines, whichever comes first") {
+  // The request lines of a busy gateway (about 400 bytes): by their bytes.
+  CHECK_FALSE(log_batch_full(256 * 1024 - 1, 655, 8192));
+  CHECK(log_batch_full(256 * 1024, 656, 8192));
+  // Short lines: by their count, before the queue is full and drops them.
+  CHECK_FALSE(log_batch_full(4095 * 40, 4095, 8192));
+  CHECK(log_batch_full(4096 * 40, 4096, 8192));
+  // A small queue is written at half its lines, whatever their size.
+  CHECK_FALSE(log_batch_full(100, 31, 64));
+  CHECK(log_batch_full(100, 32, 64));
+}
+
 TEST_CASE("logger: two threads' floods, several batches' worth, arrive whole, each in its order, none dropped") {
   int fds[2];
   REQUIRE(::pipe(fds) == 0);

@@ -42,11 +42,14 @@ std::string log_line(std::chrono::system_clock::time_point at, LogLevel level, s
 
 namespace {
 
-// A full batch wakes the writer at once; less waits at most this long.
-constexpr std::size_t batch_bytes = 256 * 1024;
+// Less than a full batch (log_batch_full) waits at most this long.
 constexpr auto gather_time = std::chrono::milliseconds(5);
 
 }  // namespace
+
+bool log_batch_full(std::size_t bytes, std::size_t lines, std::size_t capacity) {
+  return bytes >= 256 * 1024 || lines >= capacity / 2;
+}
 
 Logger::Logger(int fd, std::size_t capacity) : fd_(fd), capacity_(capacity), writer_([this] { run(); }) {}
 
@@ -91,7 +94,8 @@ void Logger::queue(std::string_view line) {
     ++queued_total_;
     // The first line after a quiet spell starts the gathering; after that
     // only a full batch cuts it short.
-    if (writer_state_ == Writer::idle || (writer_state_ == Writer::gathering && queue_.size() >= batch_bytes)) {
+    if (writer_state_ == Writer::idle ||
+        (writer_state_ == Writer::gathering && log_batch_full(queue_.size(), queued_lines_, capacity_))) {
       writer_state_ = Writer::busy;
       wake = true;
     }
@@ -121,7 +125,9 @@ void Logger::run() {
       continue;
     }
     writer_state_ = Writer::gathering;
-    wake_.wait_for(lock, gather_time, [&] { return stopping_ || flushing_ > 0 || queue_.size() >= batch_bytes; });
+    wake_.wait_for(lock, gather_time, [&] {
+      return stopping_ || flushing_ > 0 || log_batch_full(queue_.size(), queued_lines_, capacity_);
+    });
     writer_state_ = Writer::busy;
     batch.swap(queue_);
     const auto lines = std::exchange(queued_lines_, 0);

@@ -37,6 +37,12 @@ std::string utc_timestamp(std::chrono::system_clock::time_point at);
 std::string log_line(std::chrono::system_clock::time_point at, LogLevel level, std::string_view event,
                      nlohmann::json fields);
 
+// Whether a queue of `lines` lines, `bytes` long, is a full batch, which
+// wakes the writer at once rather than at its timer: 256 KiB, or half the
+// lines the queue may hold, so that a queue of short lines is written before
+// it fills and drops.
+bool log_batch_full(std::size_t bytes, std::size_t lines, std::size_t capacity);
+
 class Logger {
  public:
   // Writes to `fd`, queueing at most `capacity` lines.
