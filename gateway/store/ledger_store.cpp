@@ -140,7 +140,7 @@ WITH was AS (INSERT INTO earlier_attempts (tenant, task, op_id, attempt, realm, 
              FROM operations WHERE tenant = $1 AND task = $2 AND op_id = $3),
      op AS (UPDATE operations SET state = 'in_flight', attempts = attempts + 1, updated_ms = $4,
                                   forward_deadline_ms = $4::bigint + $8::bigint,
-                                  resolved_by = NULL, resolved_ms = NULL, resolution_evidence = NULL,
+                                  resolution = NULL,
                                   attempt_realm = $5, attempt_owner = $6, attempt_epoch = $7,
                                   attempt_admitted_ms = $4, attempt_outcome = NULL, attempt_outcome_ms = NULL,
                                   attempt_upstream_status = NULL, attempt_detail = NULL

@@ -15,7 +15,7 @@ std::string operation_sql(const AuthorityClock& clock) {
   return "SELECT now.ms, o.state, o.held_reason, o.method, o.provider, o.target, encode(o.fingerprint, 'hex'),"
          " o.expected_version, o.upstream_key, o.attempts, o.created_ms, o.updated_ms, o.committed_version,"
          " o.forward_deadline_ms, o.response_status, encode(o.response_sha256, 'hex'), o.response_length,"
-         " o.resolved_by, o.resolved_ms, o.resolution_evidence, l.version, l.open_op,"
+         " (o.resolution).source, (o.resolution).resolved_ms, (o.resolution).evidence, l.version, l.open_op,"
          " substring(o.response_body FROM 1 FOR $5)"
          " FROM (SELECT " + clock.now_sql(1) + " AS ms FROM authority a) now"
          " LEFT JOIN operations o ON o.tenant = $2 AND o.task = $3 AND o.op_id = $4"

@@ -22,7 +22,7 @@ WITH ev AS (INSERT INTO operation_evidence (tenant, task, op_id, attempt, source
             RETURNING id),
      o AS (UPDATE operations
            SET state = $6, updated_ms = $15, committed_version = $16, held_reason = NULL,
-               resolved_by = $5, resolved_ms = $15, resolution_evidence = (SELECT id FROM ev)
+               resolution = ROW($5, $15, (SELECT id FROM ev))::operation_resolution
            WHERE tenant = $1 AND task = $2 AND op_id = $3),
      l AS (UPDATE task_ledger SET version = $17, open_op = $18 WHERE tenant = $1 AND task = $2)
 SELECT id FROM ev)";

@@ -20,7 +20,7 @@ std::string snapshot_sql(const AuthorityClock& clock, OperationRead operation, s
         " o.response_status, o.response_headers::text, o.response_body,"
         " encode(o.response_sha256, 'hex'), o.response_length,"
         " o.method, o.provider, o.target, o.expected_version, o.forward_deadline_ms, o.held_reason,"
-        " o.resolved_by, o.resolved_ms, o.resolution_evidence";
+        " (o.resolution).source, (o.resolution).resolved_ms, (o.resolution).evidence";
   }
   if (ledger) sql += ", l.ctid AS ledger_at";
   sql +=

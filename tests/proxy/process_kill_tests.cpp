@@ -116,7 +116,7 @@ TEST_CASE("SIGKILL while upstream: a restarted gateway never resends it, sweeps 
     if (++rounds <= 100) clock(now_ms += 2'000);
     return false;
   }));
-  CHECK(db.scalar("SELECT resolved_by FROM operations WHERE op_id = 'op-1'") == "lookup");
+  CHECK(db.scalar("SELECT (resolution).source FROM operations WHERE op_id = 'op-1'") == "lookup");
   CHECK(db.scalar("SELECT outcome FROM operation_attempts WHERE op_id = 'op-1'") == "unknown");  // never rewritten
   // One lookup settled it. A lookup that raced the release may also have
   // found it, inside the settle window: that one is kept as evidence and
@@ -184,8 +184,8 @@ TEST_CASE("two gateways on one database, one killed mid-forward: the other sweep
   clock(1000 + 19'000 + 1);
   REQUIRE(eventually([&] { return state() == "succeeded"; }));
   CHECK(db.scalar("SELECT count(*) FROM operation_evidence WHERE op_id = 'op-1' AND source = 'sweep'") == "1");
-  CHECK(db.scalar("SELECT resolved_by FROM operations WHERE op_id = 'op-1'") == "lookup");
-  CHECK(db.scalar("SELECT count(*) FROM operation_evidence e JOIN operations o ON e.id = o.resolution_evidence") ==
+  CHECK(db.scalar("SELECT (resolution).source FROM operations WHERE op_id = 'op-1'") == "lookup");
+  CHECK(db.scalar("SELECT count(*) FROM operation_evidence e JOIN operations o ON e.id = (o.resolution).evidence") ==
         "1");
   CHECK(db.scalar("SELECT version FROM task_ledger WHERE task = 'task-a'") == "1");
   CHECK(provider.effects_for(key) == 1);

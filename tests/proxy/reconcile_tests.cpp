@@ -81,7 +81,7 @@ TEST_CASE("lookup: not found inside the settle window stays held, and after it, 
   // second, and the original attempt record is untouched.
   CHECK(g.db().scalar("SELECT count(*) FROM operation_evidence WHERE source = 'lookup' AND upstream_status = 404") ==
         "2");
-  CHECK(g.db().scalar("SELECT e.reference FROM operations o JOIN operation_evidence e ON e.id = o.resolution_evidence") ==
+  CHECK(g.db().scalar("SELECT e.reference FROM operations o JOIN operation_evidence e ON e.id = (o.resolution).evidence") ==
         "evidence:" + settled.json()["lookup"]["evidence"].dump());
   CHECK(g.db().scalar("SELECT outcome FROM operation_attempts WHERE attempt = 1") == "unknown");
 

@@ -132,7 +132,7 @@ TEST_CASE("webhooks: a valid signature resolves the held operation, and failures
   // It resolved the operation from the provider's word.
   CHECK(count("webhook_deliveries") == "1");
   CHECK(g.db().scalar("SELECT state FROM operations WHERE op_id = 'op-1'") == "succeeded");
-  CHECK(g.db().scalar("SELECT resolved_by FROM operations WHERE op_id = 'op-1'") == "webhook");
+  CHECK(g.db().scalar("SELECT (resolution).source FROM operations WHERE op_id = 'op-1'") == "webhook");
   const auto evidence = count("operation_evidence");
 
   // The same id again: acknowledged, nothing changes.

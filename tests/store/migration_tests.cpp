@@ -59,17 +59,16 @@ TEST_CASE("schema: the hot tables' value rules, domains since schema/011, refuse
   const auto operation = [](const std::string& column, const std::string& value) {
     std::map<std::string, std::string> v{{"fingerprint", "sha256('f')"}, {"expected_version", "0"},
                                          {"state", "'in_flight'"},    {"attempts", "1"},
-                                         {"held_reason", "NULL"},     {"resolved_by", "NULL"},
+                                         {"held_reason", "NULL"},     {"resolution", "NULL"},
                                          {"lookups", "0"},            {"attempt_epoch", "1"},
                                          {"attempt_outcome", "NULL"}};
     v[column] = value;
     return "INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target, expected_version,"
-           " upstream_key, state, attempts, created_ms, updated_ms, held_reason, resolved_by, resolved_ms,"
-           " resolution_evidence, lookups, attempt_realm, attempt_owner, attempt_epoch, attempt_admitted_ms,"
+           " upstream_key, state, attempts, created_ms, updated_ms, held_reason, resolution, lookups,"
+           " attempt_realm, attempt_owner, attempt_epoch, attempt_admitted_ms,"
            " attempt_outcome) VALUES ('t', 'k', 'op-' || md5(random()::text), " + v["fingerprint"] +
            ", 'POST', 'p', '/x', " + v["expected_version"] + ", 'u', " + v["state"] + ", " + v["attempts"] +
-           ", 0, 0, " + v["held_reason"] + ", " + v["resolved_by"] + ", " +
-           (v["resolved_by"] == "NULL" ? "NULL, NULL" : "0, 1") + ", " + v["lookups"] + ", 'r', 'o', " +
+           ", 0, 0, " + v["held_reason"] + ", " + v["resolution"] + ", " + v["lookups"] + ", 'r', 'o', " +
            v["attempt_epoch"] + ", 0, " + v["attempt_outcome"] + ")";
   };
   const auto attempt = [](const std::string& number, const std::string& outcome) {
@@ -96,13 +95,18 @@ TEST_CASE("schema: the hot tables' value rules, domains since schema/011, refuse
   refused("UPDATE task_ledger SET version = -1");
 
   accepted(operation("state", "'in_flight'"));
-  accepted(operation("resolved_by", "'operator'"));
+  accepted(operation("resolution", "ROW('operator', 0, 1)"));
   refused(operation("fingerprint", "'\\x00'::bytea"));
   refused(operation("expected_version", "-1"));
   refused(operation("state", "'done'"));
   refused(operation("attempts", "0"));
   refused(operation("held_reason", "'bored'"));
-  refused(operation("resolved_by", "'someone'"));
+  refused(operation("resolution", "ROW('someone', 0, 1)"));
+  // Whole or absent (schema/016, as the CHECK of schema/005 before it).
+  refused(operation("resolution", "ROW('operator', NULL, 1)"));
+  refused(operation("resolution", "ROW('operator', 0, NULL)"));
+  refused(operation("resolution", "ROW(NULL, 0, 1)"));
+  accepted(operation("resolution", "ROW(NULL, NULL, NULL)"));
   refused(operation("lookups", "-1"));
   refused(operation("attempt_epoch", "0"));
   refused(operation("attempt_outcome", "'in_flight'"));
@@ -155,6 +159,45 @@ TEST_CASE("schema/013 moves each operation's current attempt into its row and ke
         "op-b:1");
   CHECK(db.scalar("SELECT string_agg(op_id || ':' || attempt_owner || ':' || coalesce(attempt_outcome, '-'), ' '"
                   " ORDER BY op_id) FROM operations") == "op-a:owner-a:- op-b:owner-c:succeeded");
+}
+
+TEST_CASE("schema/016 keeps each operation's resolution whole in one value, with no CHECK on the table") {
+  TestDatabase db(false);
+  pqxx::connection c(db.url());
+  const auto apply = [&](const Migration& m) {
+    pqxx::work tx(c);
+    tx.exec(std::string(m.sql));
+    tx.commit();
+  };
+  const auto all = embedded_migrations();
+  std::size_t next = 0;
+  for (; all[next].name < "016"; ++next) apply(all[next]);
+  REQUIRE(all[next].name == "016_resolution_as_one_value.sql");
+  // One operation resolved from a lookup, one never resolved, as schema/015 kept them.
+  const auto operation = [](const std::string& op, const std::string& resolution) {
+    return "INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target, expected_version,"
+           " upstream_key, state, attempts, created_ms, updated_ms, attempt_realm, attempt_owner, attempt_epoch,"
+           " attempt_admitted_ms, resolved_by, resolved_ms, resolution_evidence) VALUES ('t', 'k', '" + op +
+           "', sha256('f'), 'POST', 'p', '/x', 0, 'u-" + op + "', 'succeeded', 1, 5, 9, 'r', 'o', 1, 5, " +
+           resolution + ")";
+  };
+  db.exec(operation("op-a", "'lookup', 7, 3"));
+  db.exec(operation("op-b", "NULL, NULL, NULL"));
+
+  for (; next < all.size(); ++next) apply(all[next]);
+
+  CHECK(db.scalar("SELECT string_agg(op_id || ':' || coalesce((resolution).source || ',' || (resolution).resolved_ms"
+                  " || ',' || (resolution).evidence, '-'), ' ' ORDER BY op_id) FROM operations") ==
+        "op-a:lookup,7,3 op-b:-");
+  CHECK(db.scalar("SELECT count(*) FROM pg_constraint WHERE conrelid = 'operations'::regclass AND contype = 'c'") ==
+        "0");
+  CHECK(db.scalar("SELECT count(*) FROM pg_attribute WHERE attrelid = 'operations'::regclass AND NOT attisdropped"
+                  " AND attname IN ('resolved_by', 'resolved_ms', 'resolution_evidence')") == "0");
+  // The rule holds where the value is written, as the CHECK held it.
+  CHECK_THROWS_AS(db.exec("UPDATE operations SET resolution = ROW('lookup', NULL, 3) WHERE op_id = 'op-b'"),
+                  pqxx::check_violation);
+  db.exec("UPDATE operations SET resolution = ROW('operator', 11, 4) WHERE op_id = 'op-b'");
+  CHECK(db.scalar("SELECT (resolution).source FROM operations WHERE op_id = 'op-b'") == "operator");
 }
 
 namespace {

@@ -45,7 +45,7 @@ TEST_CASE("resolve succeeded: releases the task, counts the version and keeps th
   CHECK(h.scalar("SELECT state FROM operations") == "succeeded");
   CHECK(h.scalar("SELECT committed_version FROM operations") == "1");
   CHECK(h.scalar("SELECT held_reason IS NULL FROM operations") == "t");
-  CHECK(h.scalar("SELECT resolved_by || ' ' || resolved_ms || ' ' || resolution_evidence FROM operations") ==
+  CHECK(h.scalar("SELECT (resolution).source || ' ' || (resolution).resolved_ms || ' ' || (resolution).evidence FROM operations") ==
         "operator 30 " + std::to_string(r.evidence_id));
   // The reply of the unknown outcome stays where it was, for operators.
   CHECK(h.scalar("SELECT response_status FROM operations") == "503");
@@ -98,7 +98,7 @@ TEST_CASE("resolve not_executed: the exact retry is re-admitted under the same u
   CHECK(again.attempt == 2);
   CHECK(again.upstream_key == key);
   // The new attempt's own outcome will settle it: the resolution stays as evidence only.
-  CHECK(h.scalar("SELECT state || ' ' || (resolved_by IS NULL) || ' ' || (resolution_evidence IS NULL) FROM operations") ==
+  CHECK(h.scalar("SELECT state || ' ' || ((resolution).source IS NULL) || ' ' || ((resolution).evidence IS NULL) FROM operations") ==
         "in_flight true true");
   CHECK(h.scalar("SELECT count(*) FROM operation_evidence WHERE source = 'operator'") == "1");
   CHECK(h.scalar("SELECT string_agg(attempt || ':' || coalesce(outcome, '-'), ',' ORDER BY attempt)"
@@ -236,7 +236,7 @@ TEST_CASE("resolve from a lookup keeps what the provider said as evidence and st
                               static_cast<std::int64_t>(body.size())};
   auto r = h.f.resolutions.resolve_held(h.f.session, rq);
   REQUIRE(r.code == Code::resolved);
-  CHECK(h.scalar("SELECT resolved_by FROM operations") == "lookup");
+  CHECK(h.scalar("SELECT (resolution).source FROM operations") == "lookup");
   CHECK(h.scalar("SELECT concat_ws(' ', source, actor, reference, upstream_status, response_length)"
                  " FROM operation_evidence") == "lookup booking lookup-42 200 " + std::to_string(body.size()));
   CHECK(h.scalar("SELECT encode(response_sha256, 'hex') FROM operation_evidence") == sha256_hex(body));
@@ -268,7 +268,7 @@ TEST_CASE("resolve: concurrent resolutions of one operation, exactly one settles
   CHECK(refused == resolvers - 1);
   CHECK(h.scalar("SELECT count(*) FROM operation_evidence") == "1");
   // The winner's outcome is the one recorded, and the version agrees with it.
-  CHECK(h.scalar("SELECT o.state = e.outcome FROM operations o JOIN operation_evidence e ON e.id = o.resolution_evidence") ==
+  CHECK(h.scalar("SELECT o.state = e.outcome FROM operations o JOIN operation_evidence e ON e.id = (o.resolution).evidence") ==
         "t");
   CHECK(h.scalar("SELECT version FROM task_ledger") ==
         (h.scalar("SELECT state FROM operations") == "succeeded" ? "1" : "0"));
