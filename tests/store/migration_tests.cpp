@@ -6,6 +6,7 @@
 
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -117,18 +118,35 @@ TEST_CASE("schema: the hot tables' value rules, domains since schema/011, refuse
   refused(attempt("1", "'in_flight'"));
 }
 
-TEST_CASE("schema/013 moves each operation's current attempt into its row and keeps the earlier ones") {
-  TestDatabase db(false);
-  pqxx::connection c(db.url());
-  const auto apply = [&](const Migration& m) {
+namespace {
+// The embedded migrations applied one at a time, each in its own transaction,
+// as gateways of each version would have: up to a given one, then the rest.
+struct MigrationSteps {
+  pqxx::connection& c;
+  std::span<const Migration> all = embedded_migrations();
+  std::size_t next = 0;
+
+  void apply(const Migration& m) {
     pqxx::work tx(c);
     tx.exec(std::string(m.sql));
     tx.commit();
-  };
-  const auto all = embedded_migrations();
-  std::size_t next = 0;
-  for (; all[next].name < "013"; ++next) apply(all[next]);
-  REQUIRE(all[next].name == "013_current_attempt_in_operation.sql");
+  }
+  // Applies every migration named before `name`; returns the one named next.
+  std::string_view apply_before(std::string_view name) {
+    for (; next < all.size() && all[next].name < name; ++next) apply(all[next]);
+    return next < all.size() ? all[next].name : std::string_view();
+  }
+  void apply_rest() {
+    for (; next < all.size(); ++next) apply(all[next]);
+  }
+};
+}  // namespace
+
+TEST_CASE("schema/013 moves each operation's current attempt into its row and keeps the earlier ones") {
+  TestDatabase db(false);
+  pqxx::connection c(db.url());
+  MigrationSteps steps{c};
+  REQUIRE(steps.apply_before("013") == "013_current_attempt_in_operation.sql");
   // Two operations as schema/012 kept them: one on its first attempt, one
   // re-admitted once (attempt 1 not_executed, attempt 2 succeeded).
   const auto operation = [](const std::string& op, int attempts, const std::string& state) {
@@ -151,7 +169,7 @@ TEST_CASE("schema/013 moves each operation's current attempt into its row and ke
   };
   const auto before = attempts();
 
-  for (; next < all.size(); ++next) apply(all[next]);
+  steps.apply_rest();
 
   // Readers see the same attempts through the view.
   CHECK(attempts() == before);
@@ -164,15 +182,8 @@ TEST_CASE("schema/013 moves each operation's current attempt into its row and ke
 TEST_CASE("schema/016 keeps each operation's resolution whole in one value, with no CHECK on the table") {
   TestDatabase db(false);
   pqxx::connection c(db.url());
-  const auto apply = [&](const Migration& m) {
-    pqxx::work tx(c);
-    tx.exec(std::string(m.sql));
-    tx.commit();
-  };
-  const auto all = embedded_migrations();
-  std::size_t next = 0;
-  for (; all[next].name < "016"; ++next) apply(all[next]);
-  REQUIRE(all[next].name == "016_resolution_as_one_value.sql");
+  MigrationSteps steps{c};
+  REQUIRE(steps.apply_before("016") == "016_resolution_as_one_value.sql");
   // One operation resolved from a lookup, one never resolved, as schema/015 kept them.
   const auto operation = [](const std::string& op, const std::string& resolution) {
     return "INSERT INTO operations (tenant, task, op_id, fingerprint, method, provider, target, expected_version,"
@@ -184,7 +195,7 @@ TEST_CASE("schema/016 keeps each operation's resolution whole in one value, with
   db.exec(operation("op-a", "'lookup', 7, 3"));
   db.exec(operation("op-b", "NULL, NULL, NULL"));
 
-  for (; next < all.size(); ++next) apply(all[next]);
+  steps.apply_rest();
 
   CHECK(db.scalar("SELECT string_agg(op_id || ':' || coalesce((resolution).source || ',' || (resolution).resolved_ms"
                   " || ',' || (resolution).evidence, '-'), ' ' ORDER BY op_id) FROM operations") ==
